@@ -1,0 +1,5 @@
+//! Codegen: kernel AST → optimized, lowered, linearized program.
+
+pub mod program;
+
+pub use program::ProgramSpec;

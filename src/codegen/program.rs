@@ -1,0 +1,27 @@
+//! `ProgramSpec`: everything a device needs to compile and launch one kernel.
+
+use crate::uop::UOp;
+
+#[derive(Clone, Debug)]
+pub struct ProgramSpec {
+    /// Kernel name, tinygrad-style (`E_4_16`, `r_64_64_64`).
+    pub name: String,
+    /// The linearized program (see `codegen::linearize` for its contract).
+    pub uops: Vec<UOp>,
+    /// Rendered source (empty for devices that run the UOps directly).
+    pub src: String,
+    /// Global launch size (GPU) — `[1, 1, 1]` for CPU loops.
+    pub global_size: [usize; 3],
+    /// Local (work-group) size, when the device has work groups.
+    pub local_size: Option<[usize; 3]>,
+    /// Number of buffer arguments (DEFINE_GLOBALs).
+    pub buf_count: usize,
+    /// Names of the symbolic variables, in argument order.
+    pub vars: Vec<String>,
+    /// Estimated floating/integer ALU operations per launch (for DEBUG=2 GFLOPS).
+    pub flops: u64,
+    /// Estimated bytes moved per launch (for DEBUG=2 GB/s).
+    pub bytes: u64,
+    /// The optimizations applied (DEBUG=3).
+    pub opts: Vec<String>,
+}

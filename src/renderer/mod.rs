@@ -1,0 +1,46 @@
+//! Renderers: linear program UOps → source text in a dialect (C, OpenCL C, CUDA C, ...).
+
+pub mod cstyle;
+
+use crate::uop::UOp;
+
+/// What the code generator needs to know about a target.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Device name (for kernel names and caches).
+    pub device: String,
+    /// Work groups with local indices, local memory and barriers (GPU-style launch).
+    pub has_local: bool,
+    /// A CPU thread pool that THREAD axes can use.
+    pub has_threads: bool,
+    /// Native f16/bf16 arithmetic; otherwise they compute in f32.
+    pub native_half: bool,
+    pub supports_f64: bool,
+    /// Largest global size per dimension (GPU).
+    pub global_max: [usize; 3],
+    /// Largest local size per dimension and in total (GPU).
+    pub local_max: [usize; 3],
+    pub local_max_total: usize,
+}
+
+impl Target {
+    pub fn cpu(device: &str) -> Target {
+        Target {
+            device: device.to_string(),
+            has_local: false,
+            has_threads: true,
+            native_half: false,
+            supports_f64: true,
+            global_max: [usize::MAX; 3],
+            local_max: [1; 3],
+            local_max_total: 1,
+        }
+    }
+}
+
+/// Prints a linearized program in one dialect.
+pub trait Renderer: Send + Sync {
+    fn target(&self) -> &Target;
+    /// Source text of the kernel `name` from its linear program.
+    fn render(&self, name: &str, uops: &[UOp]) -> String;
+}

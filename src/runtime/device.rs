@@ -1,0 +1,43 @@
+//! The backend contract: what a device supplies (memory, a compiler, programs, a renderer).
+
+use crate::codegen::ProgramSpec;
+use crate::error::Result;
+use crate::renderer::Renderer;
+use std::any::Any;
+use std::sync::Arc;
+
+/// Device memory, type-erased: each device downcasts to its own type (`HostMemory` on CPU).
+pub struct DeviceMemory {
+    pub bytes: usize,
+    pub inner: Box<dyn Any + Send + Sync>,
+}
+
+impl DeviceMemory {
+    pub fn downcast<T: 'static>(&self) -> &T {
+        self.inner.downcast_ref::<T>().expect("device memory of another device")
+    }
+}
+
+/// A compiled kernel, ready to launch.
+pub trait Program: Send + Sync {
+    /// Runs the kernel on `bufs` (in DEFINE_GLOBAL order) with the values of its symbolic
+    /// variables; returns the time it took in seconds when `wait` is set (else 0).
+    fn launch(&self, bufs: &[&DeviceMemory], vals: &[i64], wait: bool) -> Result<f64>;
+}
+
+/// A device: allocator, compiler, launcher and renderer.
+pub trait Device: Send + Sync + 'static {
+    /// Canonical name (`CPU`, `INTERP`, `CL:0`).
+    fn name(&self) -> &str;
+    fn alloc(&self, bytes: usize) -> Result<DeviceMemory>;
+    fn copy_in(&self, dst: &DeviceMemory, src: &[u8]) -> Result<()>;
+    fn copy_out(&self, src: &DeviceMemory, dst: &mut [u8]) -> Result<()>;
+    /// The code generator's view of this device.
+    fn renderer(&self) -> &dyn Renderer;
+    /// Compiles several kernels at once (in one compiler run or in parallel).
+    fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>>;
+    /// Waits for all launched work.
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,1 @@
+//! INTERP: runs linear programs directly in Rust (the executable specification).

@@ -1,0 +1,15 @@
+//! The IR: one node type for the tensor graph, kernels and programs.
+
+pub mod dtype;
+pub mod ops;
+pub mod pattern;
+pub mod print;
+pub mod range;
+pub(crate) mod shape;
+pub mod symbolic;
+#[allow(clippy::module_inception)]
+pub mod uop;
+
+pub use dtype::{ConstValue, DType, Element, Scalar};
+pub use ops::{AxisType, Ops};
+pub use uop::{Arg, BufferHandle, BufferObj, FxHashMap, FxHashSet, SpecialKind, UOp};

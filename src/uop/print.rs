@@ -1,0 +1,49 @@
+//! Text form of a graph: one node per line, sources by number (DEBUG=5 and `{:?}`).
+
+use super::uop::{toposort_many, Arg, FxHashMap, UOp};
+use std::fmt::Write;
+
+/// Formats the graph under `root`, one numbered node per line.
+pub fn format_graph(root: &UOp) -> String {
+    format_graphs(std::slice::from_ref(root))
+}
+
+pub fn format_graphs(roots: &[UOp]) -> String {
+    let nodes = toposort_many(roots);
+    let mut num: FxHashMap<usize, usize> = FxHashMap::default();
+    let mut out = String::new();
+    for (i, n) in nodes.iter().enumerate() {
+        num.insert(n.id(), i);
+        let srcs: Vec<String> = n.src().iter().map(|s| format!("%{}", num[&s.id()])).collect();
+        let _ = write!(out, "%{i:<3} {:<13} {:<9}", format!("{:?}", n.op()), format!("{:?}", n.dtype()));
+        if !srcs.is_empty() {
+            let _ = write!(out, " ({})", srcs.join(", "));
+        }
+        match n.arg() {
+            Arg::None => {}
+            a => {
+                let _ = write!(out, " {}", format_arg(a));
+            }
+        }
+        if let Some(s) = n.try_shape() {
+            let _ = write!(out, "  shape={s:?}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn format_arg(a: &Arg) -> String {
+    match a {
+        Arg::Const(c) => format!("{c:?}"),
+        Arg::Int(i) => i.to_string(),
+        Arg::Str(s) => format!("{s:?}"),
+        Arg::Shape(s) => format!("{s:?}"),
+        Arg::Axes(s) => format!("{s:?}"),
+        Arg::Pairs(p) => format!("{p:?}"),
+        Arg::Reduce(op, axes) => format!("{op:?} {axes:?}"),
+        Arg::Op(op) => format!("{op:?}"),
+        Arg::Range(id, t) => format!("r{id} {t:?}"),
+        other => format!("{other:?}"),
+    }
+}

@@ -1,0 +1,125 @@
+//! Shape and device inference for tensor-level nodes. Kernel-level nodes have no shape.
+//! Invalid shapes here are bugs of the front end (which checks user input first and panics
+//! with a friendlier message), so these panics name the op and shapes plainly.
+
+use super::dtype::DType;
+use super::ops::Ops;
+use super::uop::{Arg, UOp};
+use std::sync::Arc;
+
+pub(crate) fn infer_shape(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Option<Vec<usize>> {
+    let s0 = || src[0].try_shape().map(|s| s.to_vec());
+    match op {
+        Ops::BUFFER => match arg {
+            Arg::Buffer(b) => Some(vec![b.0.size()]),
+            _ => panic!("BUFFER needs a Buffer arg"),
+        },
+        Ops::CONST | Ops::DEFINE_VAR => {
+            if src.iter().any(|s| s.op() == Ops::DEVICE) {
+                Some(vec![])
+            } else {
+                None
+            }
+        }
+        Ops::CONTIGUOUS | Ops::COPY | Ops::DETACH | Ops::CAST | Ops::ASSIGN => s0(),
+        Ops::BITCAST => {
+            let s = s0()?;
+            if src[0].dtype().itemsize() != dtype.itemsize() {
+                panic!(
+                    "bitcast: {:?} -> {:?} changes the item size; shape {:?}",
+                    src[0].dtype(),
+                    dtype,
+                    s
+                );
+            }
+            Some(s)
+        }
+        _ if op.is_alu() => {
+            let shapes: Vec<Option<&[usize]>> = src.iter().map(|s| s.try_shape()).collect();
+            let first = shapes[0]?;
+            for s in &shapes[1..] {
+                match s {
+                    Some(s) if *s == first => {}
+                    _ => panic!("{op:?}: sources have different shapes {:?}", shapes),
+                }
+            }
+            Some(first.to_vec())
+        }
+        Ops::RESHAPE => {
+            let s = s0()?;
+            let Arg::Shape(new) = arg else { panic!("RESHAPE needs a Shape arg") };
+            let (a, b): (usize, usize) = (s.iter().product(), new.iter().product());
+            assert_eq!(a, b, "reshape: cannot reshape {s:?} ({a} elements) to {new:?} ({b} elements)");
+            Some(new.clone())
+        }
+        Ops::EXPAND => {
+            let s = s0()?;
+            let Arg::Shape(new) = arg else { panic!("EXPAND needs a Shape arg") };
+            let ok = s.len() == new.len() && s.iter().zip(new).all(|(a, b)| a == b || *a == 1);
+            assert!(ok, "expand: cannot expand {s:?} to {new:?}");
+            Some(new.clone())
+        }
+        Ops::PERMUTE => {
+            let s = s0()?;
+            let Arg::Axes(order) = arg else { panic!("PERMUTE needs an Axes arg") };
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert!(
+                sorted == (0..s.len()).collect::<Vec<_>>(),
+                "permute: {order:?} is not a permutation of the axes of {s:?}"
+            );
+            Some(order.iter().map(|&i| s[i]).collect())
+        }
+        Ops::FLIP => {
+            let s = s0()?;
+            let Arg::Axes(axes) = arg else { panic!("FLIP needs an Axes arg") };
+            assert!(axes.iter().all(|&a| a < s.len()), "flip: axes {axes:?} out of range for shape {s:?}");
+            Some(s)
+        }
+        Ops::PAD => {
+            let s = s0()?;
+            let Arg::Pairs(p) = arg else { panic!("PAD needs a Pairs arg") };
+            assert_eq!(p.len(), s.len(), "pad: {} pairs for shape {s:?}", p.len());
+            Some(s.iter().zip(p).map(|(d, (b, a))| d + b + a).collect())
+        }
+        Ops::SHRINK => {
+            let s = s0()?;
+            let Arg::Pairs(p) = arg else { panic!("SHRINK needs a Pairs arg") };
+            let ok = p.len() == s.len() && s.iter().zip(p).all(|(d, (b, e))| b <= e && e <= d);
+            assert!(ok, "shrink: {p:?} is not inside shape {s:?}");
+            Some(p.iter().map(|(b, e)| e - b).collect())
+        }
+        Ops::REDUCE_AXIS => {
+            let mut s = s0()?;
+            let Arg::Reduce(_, axes) = arg else { panic!("REDUCE_AXIS needs a Reduce arg") };
+            for &a in axes {
+                assert!(a < s.len(), "reduce: axis {a} out of range for shape {s:?}");
+                s[a] = 1;
+            }
+            Some(s)
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn infer_device(op: Ops, src: &[UOp], arg: &Arg) -> Option<Arc<str>> {
+    match (op, arg) {
+        (Ops::DEVICE, Arg::Str(name)) => return Some(name.clone()),
+        (Ops::BUFFER, Arg::Buffer(b)) => return Some(Arc::from(b.0.device())),
+        (Ops::COPY, Arg::Str(name)) => return Some(name.clone()),
+        _ => {}
+    }
+    let mut found: Option<Arc<str>> = None;
+    for s in src {
+        if let Some(d) = s.device_arc() {
+            match &found {
+                None => found = Some(d),
+                Some(f) if **f != *d => panic!(
+                    "{op:?}: sources are on different devices, {f} and {d}; move one with .to(device)"
+                ),
+                _ => {}
+            }
+        }
+    }
+    found
+}
