@@ -1,10 +1,20 @@
 //! ferrograd: a hackable deep-learning stack in Rust, in the spirit of tinygrad.
+//!
+//! Tensors are lazy: operations build a graph of [`UOp`]s; `realize()` (or reading data)
+//! schedules it into fused kernels, generates code for the device, compiles and runs it.
 
 pub mod codegen;
+pub mod device;
+pub mod engine;
 pub mod error;
+pub mod helpers;
 pub mod renderer;
 pub mod runtime;
+pub mod schedule;
+pub mod tensor;
 pub mod uop;
 
+pub use device::Device;
 pub use error::{Error, Result};
+pub use tensor::Tensor;
 pub use uop::{ConstValue, DType, Element, Ops, UOp};

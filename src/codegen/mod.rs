@@ -1,5 +1,10 @@
 //! Codegen: kernel AST → optimized, lowered, linearized program.
 
+pub mod kernel;
+pub mod linearize;
+pub mod lower;
+pub mod opts;
 pub mod program;
 
+pub use kernel::get_program;
 pub use program::ProgramSpec;

@@ -1,1 +1,400 @@
-//! The C-style renderer (C, and dialect layers for OpenCL C / CUDA C).
+//! The C-style renderer. One walk over the linear program prints C; a `CDialect` supplies the
+//! few things that differ between C, OpenCL C and CUDA C (kernel prefix, buffer qualifiers,
+//! index builtins, barrier, type names, math function names, the argument-passing entry).
+//!
+//! Single-use ALU results are inlined into their user; everything else gets a named variable
+//! (`alu3`, `val0`, `acc1`, `ridx2`), so the source stays readable at DEBUG=4.
+
+use super::{Renderer, Target};
+use crate::uop::{Arg, ConstValue, DType, FxHashMap, Ops, Scalar, SpecialKind, UOp};
+use std::fmt::Write;
+
+/// The parts of C-style source that differ between dialects.
+pub struct CDialect {
+    /// Text before the kernel's return type (`__kernel `, `extern "C" __global__ `).
+    pub kernel_prefix: &'static str,
+    /// Qualifier before a buffer parameter's type (`__global `).
+    pub buffer_prefix: &'static str,
+    /// Definitions printed before the kernel (includes, half conversions).
+    pub prelude: &'static str,
+    /// Barrier statement.
+    pub barrier: &'static str,
+    /// Text for a GPU index builtin.
+    pub special: fn(SpecialKind, u8) -> String,
+    /// Whether the kernel is wrapped in a `void name(void** bufs, const long long* vals)` entry
+    /// (the CPU's calling convention); otherwise the kernel itself is the entry point.
+    pub cpu_entry: bool,
+}
+
+/// The plain C dialect for the CPU device.
+pub fn c_dialect() -> CDialect {
+    CDialect {
+        kernel_prefix: "static inline ",
+        buffer_prefix: "",
+        prelude: C_PRELUDE,
+        barrier: "",
+        special: |_, _| panic!("C has no GPU index builtins"),
+        cpu_entry: true,
+    }
+}
+
+const C_PRELUDE: &str = r#"#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+/* f16 and bf16 are stored as 16-bit integers and computed in float. */
+static inline float __h2f(unsigned short h) {
+  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
+  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
+  float f; memcpy(&f, &u, 4); return f;
+}
+static inline unsigned short __f2h(float f) {
+  unsigned int u; memcpy(&u, &f, 4);
+  unsigned int s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u);
+  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
+  if (a < 0x38800000u) { float af; memcpy(&af, &a, 4); return (unsigned short)(s | (unsigned int)rintf(af * 16777216.0f)); }
+  return (unsigned short)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
+}
+static inline float __bf2f(unsigned short b) { unsigned int u = (unsigned int)b << 16; float f; memcpy(&f, &u, 4); return f; }
+static inline unsigned short __f2bf(float f) {
+  unsigned int u; memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"#;
+
+pub struct CStyleRenderer {
+    pub dialect: CDialect,
+    pub target: Target,
+}
+
+impl CStyleRenderer {
+    pub fn new(dialect: CDialect, target: Target) -> Self {
+        CStyleRenderer { dialect, target }
+    }
+}
+
+/// C type name of a scalar dtype (f16/bf16 are stored as `unsigned short`).
+pub fn c_type(dt: DType) -> &'static str {
+    match dt.scalar {
+        Scalar::Void => "void",
+        Scalar::Bool => "bool",
+        Scalar::I8 => "signed char",
+        Scalar::I16 => "short",
+        Scalar::I32 => "int",
+        Scalar::I64 => "long long",
+        Scalar::U8 => "unsigned char",
+        Scalar::U16 | Scalar::F16 | Scalar::BF16 => "unsigned short",
+        Scalar::U32 => "unsigned int",
+        Scalar::U64 => "unsigned long long",
+        Scalar::F32 => "float",
+        Scalar::F64 => "double",
+    }
+}
+
+/// A C literal for a constant of `dt`.
+pub fn c_const(v: ConstValue, dt: DType) -> String {
+    match dt.scalar {
+        Scalar::Bool => (if v.as_bool() { "1" } else { "0" }).to_string(),
+        Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => {
+            let f = v.as_f64();
+            let suffix = if dt.scalar == Scalar::F64 { "" } else { "f" };
+            let cast = if dt.scalar == Scalar::F64 { "(double)" } else { "(float)" };
+            if f.is_nan() {
+                format!("{cast}NAN")
+            } else if f.is_infinite() {
+                format!("{}{cast}INFINITY", if f < 0.0 { "-" } else { "" })
+            } else if dt.scalar == Scalar::F64 {
+                format!("{f:.17e}")
+            } else {
+                format!("{:.9e}{suffix}", f as f32)
+            }
+        }
+        Scalar::I64 => match v.as_i64() {
+            i64::MIN => "(-9223372036854775807ll-1)".to_string(),
+            i => format!("{i}ll"),
+        },
+        Scalar::U64 => format!("{}ull", v.as_i64() as u64),
+        Scalar::U32 => format!("{}u", v.as_i64() as u32),
+        Scalar::I32 => match v.as_i64() {
+            i if i == i32::MIN as i64 => "(-2147483647-1)".to_string(),
+            i => i.to_string(),
+        },
+        _ => format!("(({}){})", c_type(dt), v.as_i64()),
+    }
+}
+
+/// Converts expression `x` of dtype `from` to `to` with C semantics, going through float for
+/// the 16-bit float types.
+fn c_cast(x: &str, from: DType, to: DType) -> String {
+    let as_float = match from.scalar {
+        Scalar::F16 => format!("__h2f({x})"),
+        Scalar::BF16 => format!("__bf2f({x})"),
+        _ => x.to_string(),
+    };
+    match to.scalar {
+        Scalar::F16 => format!("__f2h((float)({as_float}))"),
+        Scalar::BF16 => format!("__f2bf((float)({as_float}))"),
+        Scalar::Bool => format!("({as_float}!=0)"),
+        _ => format!("(({})({as_float}))", c_type(to)),
+    }
+}
+
+fn math_fn(name: &str, dt: DType) -> String {
+    if dt.scalar == Scalar::F64 {
+        name.to_string()
+    } else {
+        format!("{name}f")
+    }
+}
+
+impl Renderer for CStyleRenderer {
+    fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn render(&self, name: &str, uops: &[UOp]) -> String {
+        Render::new(&self.dialect, uops).run(name)
+    }
+}
+
+struct Render<'a> {
+    d: &'a CDialect,
+    uops: &'a [UOp],
+    names: FxHashMap<UOp, String>,
+    uses: FxHashMap<UOp, usize>,
+    body: String,
+    depth: usize,
+    counters: FxHashMap<&'static str, usize>,
+}
+
+impl<'a> Render<'a> {
+    fn new(d: &'a CDialect, uops: &'a [UOp]) -> Self {
+        let mut uses: FxHashMap<UOp, usize> = FxHashMap::default();
+        for u in uops {
+            for s in u.src() {
+                *uses.entry(s.clone()).or_default() += 1;
+            }
+        }
+        Render { d, uops, names: FxHashMap::default(), uses, body: String::new(), depth: 1, counters: FxHashMap::default() }
+    }
+
+    fn fresh(&mut self, prefix: &'static str) -> String {
+        let c = self.counters.entry(prefix).or_default();
+        *c += 1;
+        format!("{prefix}{}", *c - 1)
+    }
+
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.depth {
+            self.body.push_str("  ");
+        }
+        self.body.push_str(s);
+        self.body.push('\n');
+    }
+
+    fn n(&self, u: &UOp) -> &str {
+        self.names.get(u).map(String::as_str).unwrap_or_else(|| panic!("render: {:?} used before it is defined", u.op()))
+    }
+
+    /// The expression text of an ALU/cast node from its sources' names.
+    fn alu_expr(&self, u: &UOp) -> String {
+        let s: Vec<&str> = u.src().iter().map(|x| self.n(x)).collect();
+        let dt = u.dtype();
+        let sdt = u.src()[0].dtype();
+        let expr = match u.op() {
+            Ops::NEG if dt.is_bool() => format!("(!{})", s[0]),
+            Ops::NEG => format!("(-{})", s[0]),
+            Ops::RECIP => format!("({}/{})", c_const(ConstValue::Float(1.0), dt), s[0]),
+            Ops::SQRT => format!("{}({})", math_fn("sqrt", dt), s[0]),
+            Ops::EXP2 => format!("{}({})", math_fn("exp2", dt), s[0]),
+            Ops::LOG2 => format!("{}({})", math_fn("log2", dt), s[0]),
+            Ops::SIN => format!("{}({})", math_fn("sin", dt), s[0]),
+            Ops::TRUNC => format!("{}({})", math_fn("trunc", dt), s[0]),
+            Ops::ADD => format!("({}+{})", s[0], s[1]),
+            Ops::SUB => format!("({}-{})", s[0], s[1]),
+            Ops::MUL => format!("({}*{})", s[0], s[1]),
+            Ops::FDIV => format!("({}/{})", s[0], s[1]),
+            Ops::IDIV | Ops::MOD => {
+                let sym = if u.op() == Ops::IDIV { "/" } else { "%" };
+                match u.src()[1].as_int() {
+                    // A constant divisor other than 0 and -1 cannot trap.
+                    Some(c) if c != 0 && c != -1 => format!("({}{sym}{})", s[0], s[1]),
+                    _ => {
+                        let on_minus_one = if u.op() == Ops::IDIV { format!("(-{})", s[0]) } else { "0".into() };
+                        format!("(({b})==0?0:({b})==-1?{on_minus_one}:({a}{sym}{b}))", a = s[0], b = s[1])
+                    }
+                }
+            }
+            Ops::MAX => format!("(({a}<{b})?{b}:{a})", a = s[0], b = s[1]),
+            Ops::CMPLT => format!("({}<{})", s[0], s[1]),
+            Ops::CMPNE => format!("({}!={})", s[0], s[1]),
+            Ops::CMPEQ => format!("({}=={})", s[0], s[1]),
+            Ops::AND => format!("({}&{})", s[0], s[1]),
+            Ops::OR => format!("({}|{})", s[0], s[1]),
+            Ops::XOR => format!("({}^{})", s[0], s[1]),
+            Ops::SHL | Ops::SHR => {
+                let sym = if u.op() == Ops::SHL { "<<" } else { ">>" };
+                match u.src()[1].as_int() {
+                    Some(c) if c >= 0 && (c as u32) < dt.bits() => format!("({}{sym}{})", s[0], s[1]),
+                    _ => format!("({}{sym}({}&{}))", s[0], s[1], dt.bits() - 1),
+                }
+            }
+            Ops::WHERE => format!("({}?{}:{})", s[0], s[1], s[2]),
+            Ops::MULACC => format!("(({}*{})+{})", s[0], s[1], s[2]),
+            Ops::CAST => return c_cast(s[0], sdt, dt),
+            Ops::BITCAST => {
+                return format!(
+                    "({{{} __x = {}; {} __y; memcpy(&__y, &__x, sizeof(__y)); __y;}})",
+                    c_type(sdt),
+                    s[0],
+                    c_type(dt)
+                )
+            }
+            op => panic!("C renderer: no rendering for {op:?}"),
+        };
+        // C computes small integer types in int; wrap back to the dtype's width.
+        if matches!(dt.scalar, Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16) && !u.op().is_comparison() {
+            format!("(({}){expr})", c_type(dt))
+        } else {
+            expr
+        }
+    }
+
+    fn run(mut self, name: &str) -> String {
+        let mut params: Vec<(usize, String)> = Vec::new();
+        let mut written: Vec<UOp> = Vec::new();
+        for u in self.uops {
+            if u.op() == Ops::STORE && u.src()[0].op() == Ops::INDEX {
+                written.push(u.src()[0].src()[0].clone());
+            }
+        }
+        let uops = self.uops;
+        for u in uops {
+            match u.op() {
+                Ops::DEFINE_GLOBAL => {
+                    let i = u.arg_int() as usize;
+                    let nm = format!("data{i}");
+                    let konst = if written.contains(u) { "" } else { "const " };
+                    params.push((i, format!("{}{konst}{}* restrict {nm}", self.d.buffer_prefix, c_type(u.dtype().base()))));
+                    self.names.insert(u.clone(), nm);
+                }
+                Ops::DEFINE_VAR => {
+                    let Arg::Var(vname, _, _) = u.arg() else { unreachable!() };
+                    params.push((usize::MAX, format!("{} {vname}", c_type(u.dtype()))));
+                    self.names.insert(u.clone(), vname.to_string());
+                }
+                Ops::CONST => {
+                    let c = u.const_value().expect("CONST without value");
+                    self.names.insert(u.clone(), c_const(c, u.dtype()));
+                }
+                Ops::SPECIAL => {
+                    let Arg::Special(kind, dim) = u.arg() else { unreachable!() };
+                    let nm = format!("{}idx{dim}", match kind { SpecialKind::Group => "g", SpecialKind::Local => "l", SpecialKind::Global => "i" });
+                    let text = (self.d.special)(*kind, *dim);
+                    self.line(&format!("int {nm} = {text}; /* {} */", self.n(&u.src()[0]).to_owned()));
+                    self.names.insert(u.clone(), nm);
+                }
+                Ops::DEFINE_REG => {
+                    let nm = self.fresh("acc");
+                    self.line(&format!("{} {nm};", c_type(u.dtype())));
+                    self.names.insert(u.clone(), nm);
+                }
+                Ops::RANGE => {
+                    let nm = format!("ridx{}", u.range_arg().0);
+                    let end = self.n(&u.src()[0]).to_owned();
+                    let ty = c_type(u.dtype());
+                    self.line(&format!("for ({ty} {nm} = 0; {nm} < {end}; {nm}++) {{"));
+                    self.depth += 1;
+                    self.names.insert(u.clone(), nm);
+                }
+                Ops::END | Ops::ENDIF => {
+                    self.depth -= 1;
+                    self.line("}");
+                }
+                Ops::IF => {
+                    let c = self.n(&u.src()[0]).to_owned();
+                    self.line(&format!("if ({c}) {{"));
+                    self.depth += 1;
+                }
+                Ops::BARRIER => {
+                    let b = self.d.barrier;
+                    self.line(b);
+                }
+                Ops::INDEX => {
+                    let text = format!("{}[{}]", self.n(&u.src()[0]), self.n(&u.src()[1]));
+                    self.names.insert(u.clone(), text);
+                }
+                Ops::LOAD => {
+                    let src = &u.src()[0];
+                    if src.op() == Ops::DEFINE_REG {
+                        let nm = self.n(src).to_owned();
+                        self.names.insert(u.clone(), nm);
+                        continue;
+                    }
+                    let addr = self.n(src).to_owned();
+                    let expr = match src.src().get(2) {
+                        Some(gate) => format!("({}?{addr}:{})", self.n(gate), c_const(ConstValue::Int(0), u.dtype())),
+                        None => addr,
+                    };
+                    let nm = self.fresh("val");
+                    self.line(&format!("{} {nm} = {expr};", c_type(u.dtype())));
+                    self.names.insert(u.clone(), nm);
+                }
+                Ops::STORE => {
+                    let (dst, val) = (&u.src()[0], self.n(&u.src()[1]).to_owned());
+                    let target = self.n(dst).to_owned();
+                    match dst.src().get(2).filter(|_| dst.op() == Ops::INDEX) {
+                        Some(gate) => {
+                            let g = self.n(gate).to_owned();
+                            self.line(&format!("if ({g}) {target} = {val};"))
+                        }
+                        None => self.line(&format!("{target} = {val};")),
+                    }
+                }
+                Ops::SINK => {}
+                op if op.is_alu() || op == Ops::CAST || op == Ops::BITCAST => {
+                    let expr = self.alu_expr(u);
+                    if self.uses.get(u).copied().unwrap_or(0) <= 1 && op != Ops::BITCAST {
+                        self.names.insert(u.clone(), expr);
+                    } else {
+                        let nm = self.fresh("alu");
+                        self.line(&format!("{} {nm} = {expr};", c_type(u.dtype())));
+                        self.names.insert(u.clone(), nm);
+                    }
+                }
+                op => panic!("C renderer: unsupported op {op:?}"),
+            }
+        }
+        params.sort_by_key(|(i, _)| *i);
+        let mut out = String::new();
+        out.push_str(self.d.prelude);
+        let sig: Vec<&str> = params.iter().map(|(_, p)| p.as_str()).collect();
+        let inner = if self.d.cpu_entry { format!("{name}_body") } else { name.to_string() };
+        let _ = writeln!(out, "{}void {inner}({}) {{", self.d.kernel_prefix, sig.join(", "));
+        out.push_str(&self.body);
+        out.push_str("}\n");
+        if self.d.cpu_entry {
+            // Same order as the parameters: buffers by index, then variables in order.
+            let mut args: Vec<(usize, String)> = Vec::new();
+            for u in uops {
+                match u.op() {
+                    Ops::DEFINE_GLOBAL => {
+                        let i = u.arg_int() as usize;
+                        args.push((i, format!("({}*)bufs[{i}]", c_type(u.dtype().base()))));
+                    }
+                    Ops::DEFINE_VAR => {
+                        let k = args.iter().filter(|(i, _)| *i == usize::MAX).count();
+                        args.push((usize::MAX, format!("({})vals[{k}]", c_type(u.dtype()))));
+                    }
+                    _ => {}
+                }
+            }
+            args.sort_by_key(|(i, _)| *i);
+            let args: Vec<String> = args.into_iter().map(|(_, a)| a).collect();
+            let _ = writeln!(out, "void {name}(void** bufs, const long long* vals) {{ (void)bufs; (void)vals; {inner}({}); }}", args.join(", "));
+        }
+        out
+    }
+}

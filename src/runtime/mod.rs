@@ -5,4 +5,11 @@ pub mod interp;
 pub mod memory;
 
 pub use device::{Device, DeviceMemory, Program};
+pub use interp::{InterpDevice, InterpProgram, InterpRenderer};
 pub use memory::HostMemory;
+pub mod buffer;
+pub mod cpu;
+pub mod registry;
+
+pub use buffer::{buffer_of, Buffer};
+pub use registry::{default_device_name, get_device};

@@ -238,6 +238,10 @@ pub trait Element: Copy + Send + Sync + 'static + fmt::Debug {
     const DTYPE: DType;
     fn to_const(self) -> ConstValue;
     fn from_const(c: ConstValue) -> Self;
+    /// Little-endian bytes of a slice of values (the layout of a device buffer).
+    fn to_bytes(data: &[Self]) -> Vec<u8>;
+    /// Values from little-endian bytes (`bytes.len()` is a multiple of the item size).
+    fn from_bytes(bytes: &[u8]) -> Vec<Self>;
 }
 
 macro_rules! element {
@@ -252,10 +256,33 @@ macro_rules! element {
                 #[allow(clippy::redundant_closure_call)]
                 ($back)(c)
             }
+            fn to_bytes(data: &[Self]) -> Vec<u8> {
+                data.iter().flat_map(|x| x.to_le_bytes()).collect()
+            }
+            fn from_bytes(bytes: &[u8]) -> Vec<Self> {
+                bytes
+                    .chunks_exact(std::mem::size_of::<Self>())
+                    .map(|c| <$t>::from_le_bytes(c.try_into().expect("chunk of item size")))
+                    .collect()
+            }
         }
     };
 }
-element!(bool, DType::BOOL, Bool, |x| x, |c: ConstValue| c.as_bool());
+impl Element for bool {
+    const DTYPE: DType = DType::BOOL;
+    fn to_const(self) -> ConstValue {
+        ConstValue::Bool(self)
+    }
+    fn from_const(c: ConstValue) -> Self {
+        c.as_bool()
+    }
+    fn to_bytes(data: &[Self]) -> Vec<u8> {
+        data.iter().map(|&b| b as u8).collect()
+    }
+    fn from_bytes(bytes: &[u8]) -> Vec<Self> {
+        bytes.iter().map(|&b| b != 0).collect()
+    }
+}
 element!(i8, DType::I8, Int, |x| x as i64, |c: ConstValue| c.as_i64() as i8);
 element!(i16, DType::I16, Int, |x| x as i64, |c: ConstValue| c.as_i64() as i16);
 element!(i32, DType::I32, Int, |x| x as i64, |c: ConstValue| c.as_i64() as i32);
@@ -272,6 +299,26 @@ element!(half::f16, DType::F16, Float, |x: half::f16| x.to_f64(), |c: ConstValue
 element!(half::bf16, DType::BF16, Float, |x: half::bf16| x.to_f64(), |c: ConstValue| {
     half::bf16::from_f64(c.as_f64())
 });
+
+/// Decodes element `i` of a little-endian buffer of `dtype` into a constant.
+pub fn decode_element(bytes: &[u8], dtype: DType, i: usize) -> ConstValue {
+    let n = dtype.itemsize();
+    let b = &bytes[i * n..(i + 1) * n];
+    let mut w = [0u8; 8];
+    w[..n].copy_from_slice(b);
+    let raw = u64::from_le_bytes(w);
+    match dtype.scalar {
+        Scalar::Bool => ConstValue::Bool(raw != 0),
+        Scalar::F16 => ConstValue::Float(half::f16::from_bits(raw as u16).to_f64()),
+        Scalar::BF16 => ConstValue::Float(half::bf16::from_bits(raw as u16).to_f64()),
+        Scalar::F32 => ConstValue::Float(f32::from_bits(raw as u32) as f64),
+        Scalar::F64 => ConstValue::Float(f64::from_bits(raw)),
+        Scalar::I8 => ConstValue::Int(raw as u8 as i8 as i64),
+        Scalar::I16 => ConstValue::Int(raw as u16 as i16 as i64),
+        Scalar::I32 => ConstValue::Int(raw as u32 as i32 as i64),
+        _ => ConstValue::Int(raw as i64),
+    }
+}
 
 /// A constant value. Integers of every width are held as `i64` (u64 as its bit pattern), floats
 /// as `f64` (already rounded to their dtype by whoever made them).

@@ -16,6 +16,9 @@ pub enum Ops {
     BUFFER,
     /// A scalar constant, `arg = Const(value)`. Tensor-level consts have one DEVICE source.
     CONST,
+    /// A tensor-level leaf `[0, 1, ..., n-1]`: `src = [DEVICE]`, `arg = Int(n)`. Becomes the
+    /// loop index in a kernel (arange, eye and random counters need no memory).
+    IOTA,
     /// Forces its source to be materialized into its own buffer.
     CONTIGUOUS,
     /// Copies its source to the device named by `arg = Str(device)`.

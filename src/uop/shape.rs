@@ -21,6 +21,10 @@ pub(crate) fn infer_shape(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Opti
                 None
             }
         }
+        Ops::IOTA => match arg {
+            Arg::Int(n) => Some(vec![*n as usize]),
+            _ => panic!("IOTA needs an Int arg"),
+        },
         Ops::CONTIGUOUS | Ops::COPY | Ops::DETACH | Ops::CAST | Ops::ASSIGN => s0(),
         Ops::BITCAST => {
             let s = s0()?;

@@ -1,0 +1,90 @@
+//! The codegen pipeline for one kernel: simplify → optimize ranges → lower → linearize →
+//! render.
+
+use super::linearize::linearize;
+use super::lower::lower;
+use super::opts::{apply_opts, Opt};
+use super::program::ProgramSpec;
+use crate::renderer::Renderer;
+use crate::uop::symbolic::simplify;
+use crate::uop::{AxisType, FxHashMap, Ops, UOp};
+
+/// Kernel name from its ranges, tinygrad-style: `E_` for elementwise kernels, `r_` for kernels
+/// with a reduce, then the range sizes (output axes first, then reduce axes).
+pub fn kernel_name(ast: &UOp) -> String {
+    let mut ranges: Vec<UOp> = ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE).collect();
+    ranges.sort_by_key(|r| {
+        let (id, t) = r.range_arg();
+        (t.is_reduce(), id)
+    });
+    let has_reduce = ranges.iter().any(|r| r.range_arg().1.is_reduce());
+    let mut name = String::from(if has_reduce { "r" } else { "E" });
+    for r in &ranges {
+        name.push('_');
+        name.push_str(&r.range_size().to_string());
+    }
+    if ranges.is_empty() {
+        name.push_str("_1");
+    }
+    name
+}
+
+/// ALU operations per launch: each value ALU op times the iterations of the loops it sits in.
+fn count_flops(ast: &UOp) -> u64 {
+    let mut iters: FxHashMap<UOp, u64> = FxHashMap::default();
+    let mut flops = 0u64;
+    for n in ast.toposort() {
+        let it = n.ranges().iter().map(|r| r.range_size().max(0) as u64).product::<u64>();
+        iters.insert(n.clone(), it);
+        // Index arithmetic (integers feeding INDEX) is not counted, like tinygrad.
+        if n.op().is_alu() && (n.dtype().is_float() || n.op() == Ops::WHERE) {
+            flops += it;
+        }
+        if n.op() == Ops::REDUCE && n.dtype().is_float() {
+            flops += it * n.src()[1..].iter().map(|r| r.range_size().max(0) as u64).product::<u64>();
+        }
+    }
+    flops
+}
+
+/// Runs the whole pipeline for one kernel AST on a renderer.
+pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> ProgramSpec {
+    let target = renderer.target();
+    let ast = simplify(ast);
+    let (ast, applied) = match opts {
+        Some(o) => (apply_opts(&ast, o), o.to_vec()),
+        None => (ast.clone(), Vec::new()),
+    };
+    let ast = simplify(&lower(&ast, target));
+    let name = kernel_name(&ast);
+    let flops = count_flops(&ast);
+    let uops = linearize(&ast);
+    let src = renderer.render(&name, &uops);
+    let buf_count = uops.iter().filter(|u| u.op() == Ops::DEFINE_GLOBAL).count();
+    let vars = uops
+        .iter()
+        .filter_map(|u| match u.arg() {
+            crate::uop::Arg::Var(n, _, _) if u.op() == Ops::DEFINE_VAR => Some(n.to_string()),
+            _ => None,
+        })
+        .collect();
+    ProgramSpec {
+        name,
+        uops,
+        src,
+        global_size: [1, 1, 1],
+        local_size: None,
+        buf_count,
+        vars,
+        flops,
+        bytes: 0,
+        opts: applied.iter().map(|o| format!("{o:?}")).collect(),
+    }
+}
+
+/// Output ranges of a kernel in axis order (for heuristics and DEBUG=3).
+pub fn output_ranges(ast: &UOp) -> Vec<UOp> {
+    let mut rs: Vec<UOp> = ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Global).collect();
+    rs.sort_by_key(|r| r.range_arg().0);
+    rs
+}

@@ -1,0 +1,291 @@
+//! Linearizer: a kernel AST (STOREs of values over RANGEs, with REDUCEs) becomes an ordered
+//! program with explicit loops and accumulators.
+//!
+//! Every node is placed in the innermost loop among the ranges it depends on, so loop
+//! invariants are hoisted. Output ranges nest in id order; the ranges of a REDUCE nest inside
+//! the deepest loop its result depends on. Within one loop, nodes and nested loops are ordered
+//! by their dependencies.
+//!
+//! The program contract (what renderers and the interpreter execute):
+//! - `RANGE` opens a loop (index 0..end), `END(range)` closes it;
+//! - a REDUCE becomes `DEFINE_REG acc`, `STORE(acc, identity)` before its loops,
+//!   `STORE(acc, op(LOAD(acc, innermost range), value))` inside, and `LOAD(acc, END(outermost))`
+//!   after them;
+//! - everything else (DEFINE_GLOBAL, CONST, INDEX, LOAD, STORE, ALU, CAST) appears once, after
+//!   its sources.
+
+use crate::uop::{Arg, DType, FxHashMap, FxHashSet, Ops, UOp};
+
+/// Block a node lives in: `None` is the kernel's top level, `Some(range)` the body of that loop.
+type Block = Option<UOp>;
+
+struct Linearizer {
+    /// Ranges each node depends on (not counting ranges closed by a REDUCE inside it).
+    ranges: FxHashMap<UOp, Vec<UOp>>,
+    parent: FxHashMap<UOp, Block>,
+    depth: FxHashMap<UOp, usize>,
+    /// REDUCE owning each reduce range, and whether the range is its first / last.
+    reduce_of_first: FxHashMap<UOp, UOp>,
+    reduce_of_last: FxHashMap<UOp, UOp>,
+    block: FxHashMap<UOp, Block>,
+    children: FxHashMap<Block, Vec<UOp>>,
+    nodes_in: FxHashMap<Block, Vec<UOp>>,
+    order: FxHashMap<UOp, usize>,
+    // output
+    prog: Vec<UOp>,
+    map: FxHashMap<UOp, UOp>,
+    accs: FxHashMap<UOp, UOp>,
+}
+
+fn union_sorted(into: &mut Vec<UOp>, from: &[UOp]) {
+    for r in from {
+        if !into.contains(r) {
+            into.push(r.clone());
+        }
+    }
+}
+
+impl Linearizer {
+    fn deepest(&self, rs: &[UOp]) -> Block {
+        rs.iter().max_by_key(|r| self.depth[*r]).cloned()
+    }
+
+    fn is_ancestor(&self, anc: &Block, mut b: Block) -> bool {
+        loop {
+            if &b == anc {
+                return true;
+            }
+            match b {
+                None => return false,
+                Some(r) => b = self.parent[&r].clone(),
+            }
+        }
+    }
+
+    /// The child of `anc` on the way down to `b` (which must be strictly below `anc`).
+    fn child_towards(&self, anc: &Block, b: &Block) -> UOp {
+        let mut cur = b.clone().expect("child_towards: block is the root");
+        loop {
+            let p = self.parent[&cur].clone();
+            if &p == anc {
+                return cur;
+            }
+            cur = p.expect("child_towards: not an ancestor");
+        }
+    }
+
+    fn emit_block(&mut self, b: Block) {
+        #[derive(Clone, PartialEq, Eq, Hash)]
+        enum Item {
+            Node(UOp),
+            Loop(UOp),
+        }
+        let mut items: Vec<Item> = Vec::new();
+        let mut nodes = self.nodes_in.get(&b).cloned().unwrap_or_default();
+        nodes.sort_by_key(|n| self.order[n]);
+        items.extend(nodes.iter().cloned().map(Item::Node));
+        let mut kids = self.children.get(&b).cloned().unwrap_or_default();
+        kids.sort_by_key(|r| self.order[r]);
+        items.extend(kids.iter().cloned().map(Item::Loop));
+
+        // Dependencies between the items of this block.
+        let mut deps: FxHashMap<Item, Vec<Item>> = FxHashMap::default();
+        let add_use = |this: &Linearizer, deps: &mut FxHashMap<Item, Vec<Item>>, user_block: &Block, s: &UOp| {
+            if s.op() == Ops::RANGE {
+                return;
+            }
+            let sb = &this.block[s];
+            if sb != &b || user_block == &b {
+                return;
+            }
+            // `s` lives here and is used inside a nested loop: that loop depends on it.
+            if this.is_ancestor(&b, user_block.clone()) {
+                let child = this.child_towards(&b, user_block);
+                deps.entry(Item::Loop(child)).or_default().push(Item::Node(s.clone()));
+            }
+        };
+        for (n, nb) in self.block.iter().filter(|(n, _)| n.op() != Ops::RANGE) {
+            for s in n.src() {
+                add_use(self, &mut deps, nb, s);
+            }
+            if n.op() == Ops::REDUCE {
+                // The accumulate step runs in the innermost reduce loop and uses the value.
+                let last = n.src()[1..].iter().max_by_key(|r| self.depth[*r]).cloned();
+                add_use(self, &mut deps, &last, &n.src()[0]);
+            }
+        }
+        for n in &nodes {
+            let mut d: Vec<Item> = n
+                .src()
+                .iter()
+                .filter(|s| s.op() != Ops::RANGE && self.block[*s] == b)
+                .map(|s| Item::Node(s.clone()))
+                .collect();
+            if n.op() == Ops::REDUCE {
+                let first = n.src()[1..].iter().min_by_key(|r| self.depth[*r]).cloned().expect("REDUCE without ranges");
+                d.push(Item::Loop(first));
+                let v = &n.src()[0];
+                if v.op() != Ops::RANGE && self.block[v] == b {
+                    d.push(Item::Node(v.clone()));
+                }
+            }
+            deps.entry(Item::Node(n.clone())).or_default().extend(d);
+        }
+
+        // Depth-first topological order, following the base order.
+        let mut done: FxHashSet<Item> = FxHashSet::default();
+        let mut ordered: Vec<Item> = Vec::new();
+        for it in &items {
+            let mut stack = vec![(it.clone(), false)];
+            while let Some((x, expanded)) = stack.pop() {
+                if expanded {
+                    if done.insert(x.clone()) {
+                        ordered.push(x);
+                    }
+                    continue;
+                }
+                if done.contains(&x) {
+                    continue;
+                }
+                stack.push((x.clone(), true));
+                for d in deps.get(&x).into_iter().flatten().rev() {
+                    if !done.contains(d) {
+                        stack.push((d.clone(), false));
+                    }
+                }
+            }
+        }
+        for it in ordered {
+            match it {
+                Item::Node(n) => self.emit_node(&n),
+                Item::Loop(r) => self.emit_loop(&r),
+            }
+        }
+    }
+
+    fn mapped(&self, n: &UOp) -> UOp {
+        self.map.get(n).cloned().unwrap_or_else(|| panic!("linearize: {:?} used before emitted", n.op()))
+    }
+
+    fn emit_node(&mut self, n: &UOp) {
+        if n.op() == Ops::REDUCE {
+            let top = n.src()[1..].iter().min_by_key(|r| self.depth[*r]).expect("REDUCE without ranges");
+            let end = UOp::new(Ops::END, DType::VOID, vec![self.mapped(top)], Arg::None);
+            let load = UOp::new(Ops::LOAD, n.dtype(), vec![self.accs[n].clone(), end], Arg::None);
+            self.prog.push(load.clone());
+            self.map.insert(n.clone(), load);
+            return;
+        }
+        let src: Vec<UOp> = n.src().iter().map(|s| self.mapped(s)).collect();
+        let new = if src.iter().zip(n.src()).all(|(a, b)| a == b) { n.clone() } else { n.with_src(src) };
+        self.prog.push(new.clone());
+        self.map.insert(n.clone(), new);
+    }
+
+    fn emit_loop(&mut self, r: &UOp) {
+        if let Some(red) = self.reduce_of_first.get(r).cloned() {
+            let id = self.accs.len() as i64;
+            let acc = UOp::new(Ops::DEFINE_REG, red.dtype(), vec![], Arg::Int(id));
+            let Arg::Op(op) = red.arg() else { panic!("REDUCE without op") };
+            let init = UOp::cnst(red.dtype(), op.reduce_identity(red.dtype()));
+            self.prog.push(acc.clone());
+            self.prog.push(init.clone());
+            self.prog.push(UOp::new(Ops::STORE, DType::VOID, vec![acc.clone(), init], Arg::None));
+            self.accs.insert(red, acc);
+        }
+        let rr = r.with_src(vec![self.mapped(&r.src()[0])]);
+        self.prog.push(rr.clone());
+        self.map.insert(r.clone(), rr.clone());
+        self.emit_block(Some(r.clone()));
+        if let Some(red) = self.reduce_of_last.get(r).cloned() {
+            let acc = self.accs[&red].clone();
+            let Arg::Op(op) = red.arg() else { unreachable!() };
+            let old = UOp::new(Ops::LOAD, red.dtype(), vec![acc.clone(), rr.clone()], Arg::None);
+            let new = UOp::alu(*op, vec![old.clone(), self.mapped(&red.src()[0])]);
+            self.prog.push(old);
+            self.prog.push(new.clone());
+            self.prog.push(UOp::new(Ops::STORE, DType::VOID, vec![acc, new], Arg::None));
+        }
+        self.prog.push(UOp::new(Ops::END, DType::VOID, vec![rr], Arg::None));
+    }
+}
+
+/// Turns a kernel AST (a SINK of STOREs) into a linear program.
+pub fn linearize(sink: &UOp) -> Vec<UOp> {
+    let topo = sink.toposort();
+    let mut lin = Linearizer {
+        ranges: FxHashMap::default(),
+        parent: FxHashMap::default(),
+        depth: FxHashMap::default(),
+        reduce_of_first: FxHashMap::default(),
+        reduce_of_last: FxHashMap::default(),
+        block: FxHashMap::default(),
+        children: FxHashMap::default(),
+        nodes_in: FxHashMap::default(),
+        order: FxHashMap::default(),
+        prog: Vec::new(),
+        map: FxHashMap::default(),
+        accs: FxHashMap::default(),
+    };
+    for (i, n) in topo.iter().enumerate() {
+        lin.order.insert(n.clone(), i);
+        let mut rs: Vec<UOp> = Vec::new();
+        for s in n.src() {
+            union_sorted(&mut rs, &lin.ranges[s]);
+        }
+        match n.op() {
+            Ops::RANGE => rs.push(n.clone()),
+            Ops::REDUCE => rs.retain(|r| !n.src()[1..].contains(r)),
+            _ => {}
+        }
+        lin.ranges.insert(n.clone(), rs);
+    }
+    // Reduce ranges: owned by exactly one REDUCE.
+    let mut owned: FxHashSet<UOp> = FxHashSet::default();
+    for n in topo.iter().filter(|n| n.op() == Ops::REDUCE) {
+        owned.extend(n.src()[1..].iter().cloned());
+    }
+    // Output ranges form one chain, in id order.
+    let mut outs: Vec<UOp> = topo.iter().filter(|n| n.op() == Ops::RANGE && !owned.contains(*n)).cloned().collect();
+    outs.sort_by_key(|r| r.range_arg().0);
+    let mut prev: Block = None;
+    for (d, r) in outs.iter().enumerate() {
+        lin.parent.insert(r.clone(), prev.clone());
+        lin.depth.insert(r.clone(), d + 1);
+        prev = Some(r.clone());
+    }
+    // Reduce chains, outermost reduce first (reverse topological order).
+    for n in topo.iter().rev().filter(|n| n.op() == Ops::REDUCE) {
+        let mut chain: Vec<UOp> = n.src()[1..].to_vec();
+        chain.sort_by_key(|r| r.range_arg().0);
+        let mut p = lin.deepest(&lin.ranges[n]);
+        let mut d = p.as_ref().map(|r| lin.depth[r]).unwrap_or(0);
+        for r in &chain {
+            if lin.parent.contains_key(r) {
+                panic!("linearize: range {:?} is reduced twice", r.range_arg());
+            }
+            d += 1;
+            lin.parent.insert(r.clone(), p.clone());
+            lin.depth.insert(r.clone(), d);
+            p = Some(r.clone());
+        }
+        lin.reduce_of_first.insert(chain[0].clone(), n.clone());
+        lin.reduce_of_last.insert(chain[chain.len() - 1].clone(), n.clone());
+    }
+    for n in &topo {
+        if n.op() == Ops::SINK {
+            continue;
+        }
+        if n.op() == Ops::RANGE {
+            let p = lin.parent[n].clone();
+            lin.children.entry(p).or_default().push(n.clone());
+            lin.block.insert(n.clone(), Some(n.clone()));
+            continue;
+        }
+        let b = lin.deepest(&lin.ranges[n]);
+        lin.nodes_in.entry(b.clone()).or_default().push(n.clone());
+        lin.block.insert(n.clone(), b);
+    }
+    lin.emit_block(None);
+    lin.prog
+}

@@ -1,0 +1,86 @@
+//! Optimizations act on a kernel's loop ranges: an `Opt` splits one range into two and gives
+//! the inner part a new axis type (UPCAST, UNROLL, THREAD, LOCAL, GROUP).
+
+use crate::uop::{AxisType, FxHashMap, Ops, UOp};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OptKind {
+    Upcast,
+    Unroll,
+    Thread,
+    Local,
+    Group,
+    /// Split a range into an outer and inner loop of the same kind (loop tiling).
+    Split,
+}
+
+/// One optimization: split range number `axis` (in id order) by `amount`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Opt {
+    pub kind: OptKind,
+    pub axis: usize,
+    pub amount: i64,
+}
+
+/// All ranges of a kernel, sorted by id.
+pub fn kernel_ranges(ast: &UOp) -> Vec<UOp> {
+    let mut rs: Vec<UOp> = ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE).collect();
+    rs.sort_by_key(|r| r.range_arg().0);
+    rs
+}
+
+/// Replaces `range` (size n) by `outer * amount + inner` with `outer` of size n/amount (same
+/// type) and `inner` of size `amount` (type `kind`). `amount` must divide n.
+pub fn shift_to(ast: &UOp, range: &UOp, amount: i64, kind: AxisType) -> UOp {
+    let n = range.range_size();
+    assert!(amount > 0 && n % amount == 0, "shift_to: {amount} does not divide range of {n}");
+    let (id, t) = range.range_arg();
+    let next_id = kernel_ranges(ast).iter().map(|r| r.range_arg().0).max().unwrap_or(0) + 1;
+    let dt = range.dtype();
+    let outer = UOp::range(UOp::int(dt, n / amount), id, t);
+    let inner = UOp::range(UOp::int(dt, amount), next_id, kind);
+    let replacement = &(&outer * amount) + &inner;
+    let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
+    map.insert(range.clone(), replacement);
+    // REDUCE sources list their ranges: both parts replace the old one there.
+    let sub = ast.substitute(&map);
+    let mut fix: FxHashMap<UOp, UOp> = FxHashMap::default();
+    for n in sub.toposort() {
+        if n.op() == Ops::REDUCE && n.src()[1..].iter().any(|s| s.op() != Ops::RANGE) {
+            let mut src = vec![n.src()[0].clone()];
+            for s in &n.src()[1..] {
+                if s.op() == Ops::RANGE {
+                    src.push(s.clone());
+                } else {
+                    src.push(outer.clone());
+                    src.push(inner.clone());
+                }
+            }
+            fix.insert(n.clone(), n.with_src(src));
+        }
+    }
+    if fix.is_empty() {
+        sub
+    } else {
+        sub.substitute(&fix)
+    }
+}
+
+/// Applies opts in order.
+pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
+    let mut ast = ast.clone();
+    for o in opts {
+        let rs = kernel_ranges(&ast);
+        let r = rs.get(o.axis).unwrap_or_else(|| panic!("opt {o:?}: kernel has {} ranges", rs.len())).clone();
+        let kind = match o.kind {
+            OptKind::Upcast => AxisType::Upcast,
+            OptKind::Unroll => AxisType::Unroll,
+            OptKind::Thread => AxisType::Thread,
+            OptKind::Local => AxisType::Local,
+            OptKind::Group => AxisType::Group,
+            OptKind::Split => r.range_arg().1,
+        };
+        ast = shift_to(&ast, &r, o.amount, kind);
+    }
+    ast
+}

@@ -1,0 +1,125 @@
+//! Engine: realize a set of tensor nodes — schedule, compile (cached, batched), run, free.
+
+use crate::codegen::{get_program, ProgramSpec};
+use crate::error::Result;
+use crate::helpers::{debug_level, fmt_time};
+use crate::runtime::{get_device, Buffer, DeviceMemory, Program};
+use crate::schedule::{create_schedule, ItemKind, ScheduleItem};
+use crate::uop::{FxHashMap, UOp};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A compiled kernel: its spec (name, source, estimates) and the device program.
+#[derive(Clone)]
+pub struct CompiledKernel {
+    pub spec: Arc<ProgramSpec>,
+    pub program: Arc<dyn Program>,
+}
+
+type ProgramCache = Mutex<FxHashMap<(UOp, String), CompiledKernel>>;
+
+fn program_cache() -> &'static ProgramCache {
+    static CACHE: OnceLock<ProgramCache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(FxHashMap::default()))
+}
+
+static KERNELS_RUN: AtomicUsize = AtomicUsize::new(0);
+
+/// Total kernels launched by this process (for tests and DEBUG output).
+pub fn kernels_run() -> usize {
+    KERNELS_RUN.load(Ordering::Relaxed)
+}
+
+/// Compiled kernels for the kernel items of a schedule: cache hits, then the misses of each
+/// device compiled together in one call.
+fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> {
+    let mut out: Vec<Option<CompiledKernel>> = vec![None; items.len()];
+    let mut misses: FxHashMap<String, Vec<usize>> = FxHashMap::default();
+    {
+        let cache = program_cache().lock().unwrap_or_else(|e| e.into_inner());
+        for (i, it) in items.iter().enumerate() {
+            if it.kind != ItemKind::Kernel {
+                continue;
+            }
+            match cache.get(&(it.ast.clone(), it.device.clone())) {
+                Some(k) => out[i] = Some(k.clone()),
+                None => misses.entry(it.device.clone()).or_default().push(i),
+            }
+        }
+    }
+    for (dev_name, idxs) in misses {
+        let device = get_device(&dev_name)?;
+        let mut specs: Vec<Arc<ProgramSpec>> = Vec::new();
+        let mut spec_of: FxHashMap<UOp, usize> = FxHashMap::default();
+        for &i in &idxs {
+            let ast = &items[i].ast;
+            if spec_of.contains_key(ast) {
+                continue;
+            }
+            if debug_level() >= 5 {
+                eprintln!("{}", crate::uop::print::format_graph(ast));
+            }
+            let spec = get_program(ast, device.renderer(), None);
+            if debug_level() >= 3 {
+                eprintln!("{}: opts {:?}", spec.name, spec.opts);
+            }
+            if debug_level() >= 4 {
+                eprintln!("{}", spec.src);
+            }
+            spec_of.insert(ast.clone(), specs.len());
+            specs.push(Arc::new(spec));
+        }
+        let programs = device.compile(&specs)?;
+        let mut cache = program_cache().lock().unwrap_or_else(|e| e.into_inner());
+        for &i in &idxs {
+            let k = spec_of[&items[i].ast];
+            let ck = CompiledKernel { spec: specs[k].clone(), program: programs[k].clone() };
+            cache.insert((items[i].ast.clone(), dev_name.clone()), ck.clone());
+            out[i] = Some(ck);
+        }
+    }
+    Ok(out)
+}
+
+/// Runs one compiled kernel on its buffers.
+pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
+    let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
+    let debug = debug_level() >= 2;
+    let t = k.program.launch(&mems, &[], debug)?;
+    let n = KERNELS_RUN.fetch_add(1, Ordering::Relaxed) + 1;
+    if debug {
+        let bytes: usize = bufs.iter().map(|b| b.nbytes()).sum();
+        let gflops = k.spec.flops as f64 / t.max(1e-9) / 1e9;
+        let gbs = bytes as f64 / t.max(1e-9) / 1e9;
+        eprintln!(
+            "*** {device:<7} {n:>5} {:<36} arg {:>2} mem {:>7.3} GB tm {} ({gflops:>9.2} GFLOPS {gbs:>8.2} GB/s)",
+            k.spec.name,
+            bufs.len(),
+            bytes as f64 / 1e9,
+            fmt_time(t),
+        );
+    }
+    Ok(())
+}
+
+/// Realizes `outs`, returning the buffer of each.
+pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
+    let sched = create_schedule(outs);
+    let nkernels = sched.items.iter().filter(|i| i.kind == ItemKind::Kernel).count();
+    if debug_level() >= 1 && !sched.items.is_empty() {
+        eprintln!("scheduled {nkernels} kernels");
+    }
+    let compiled = compile_items(&sched.items)?;
+    // Memory planning: each item holds its buffers; dropping it after it runs releases the
+    // intermediates whose last use it was, before later kernels allocate theirs.
+    for (item, kernel) in sched.items.into_iter().zip(compiled) {
+        match item.kind {
+            ItemKind::Kernel => run_kernel(kernel.as_ref().expect("kernel not compiled"), &item.bufs, &item.device)?,
+            ItemKind::Copy => {
+                let data = item.bufs[1].to_bytes()?;
+                item.bufs[0].copy_in(&data)?;
+            }
+        }
+    }
+    Ok(sched.outputs)
+}

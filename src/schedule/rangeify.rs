@@ -1,0 +1,249 @@
+//! Rangeify: turn the tensor graph under one materialized node into a kernel AST. Movement
+//! ops never copy: they become arithmetic on the loop indices (then simplified symbolically).
+//! PAD becomes a validity condition that gates loads; REDUCE_AXIS opens new reduce ranges.
+
+use crate::runtime::{buffer_of, Buffer};
+use crate::uop::{Arg, AxisType, ConstValue, DType, FxHashMap, Ops, UOp};
+use std::sync::Arc;
+
+pub(crate) struct Rangeify<'a> {
+    /// Materialized nodes (other kernels' outputs) and their buffers.
+    realized: &'a FxHashMap<UOp, Arc<Buffer>>,
+    /// Buffers this kernel uses, in DEFINE_GLOBAL order (output first).
+    pub bufs: Vec<Arc<Buffer>>,
+    memo: FxHashMap<(UOp, Vec<UOp>, UOp), UOp>,
+    next_range: u32,
+    idx_dt: DType,
+}
+
+/// Index dtype for a graph: i32 unless some tensor has more elements than i32 can count.
+pub(crate) fn index_dtype(max_numel: usize) -> DType {
+    if max_numel < (i32::MAX as usize) / 2 {
+        DType::I32
+    } else {
+        DType::I64
+    }
+}
+
+/// Maps an index over `new` (a reshape's output shape) to an index over `old` (its input).
+/// Size-1 axes are dropped, and axes are grouped where the running products agree, so only
+/// axes that really merge or split get div/mod arithmetic.
+pub(crate) fn reshape_index(old: &[usize], new: &[usize], idx: &[UOp], dt: DType) -> Vec<UOp> {
+    let zero = UOp::int(dt, 0);
+    let mut out = vec![zero; old.len()];
+    let nn: Vec<usize> = (0..new.len()).filter(|&i| new[i] != 1).collect();
+    let on: Vec<usize> = (0..old.len()).filter(|&i| old[i] != 1).collect();
+    let (mut i, mut j) = (0, 0);
+    while i < nn.len() && j < on.len() {
+        let (gi, gj) = (i, j);
+        let (mut pn, mut po) = (new[nn[i]], old[on[j]]);
+        i += 1;
+        j += 1;
+        while pn != po {
+            if pn < po {
+                pn *= new[nn[i]];
+                i += 1;
+            } else {
+                po *= old[on[j]];
+                j += 1;
+            }
+        }
+        if i - gi == 1 && j - gj == 1 {
+            out[on[gj]] = idx[nn[gi]].clone();
+            continue;
+        }
+        let mut flat = UOp::int(dt, 0);
+        for k in gi..i {
+            let stride: usize = nn[k + 1..i].iter().map(|&a| new[a]).product();
+            flat = &flat + &(&idx[nn[k]] * stride as i64);
+        }
+        for k in gj..j {
+            let stride: usize = on[k + 1..j].iter().map(|&a| old[a]).product();
+            let mut v = if stride > 1 { &flat / stride as i64 } else { flat.clone() };
+            if k != gj {
+                v = &v % old[on[k]] as i64;
+            }
+            out[on[k]] = v;
+        }
+    }
+    out
+}
+
+/// Row-major linear index of `idx` in `shape`.
+pub(crate) fn linear_index(shape: &[usize], idx: &[UOp], dt: DType) -> UOp {
+    let mut acc = UOp::int(dt, 0);
+    let mut stride = 1i64;
+    for (d, i) in shape.iter().zip(idx).rev() {
+        if *d != 1 {
+            acc = &acc + &(i * stride);
+        }
+        stride *= *d as i64;
+    }
+    acc
+}
+
+impl<'a> Rangeify<'a> {
+    pub(crate) fn new(realized: &'a FxHashMap<UOp, Arc<Buffer>>, out: Arc<Buffer>, idx_dt: DType) -> Self {
+        Rangeify { realized, bufs: vec![out], memo: FxHashMap::default(), next_range: 0, idx_dt }
+    }
+
+    fn buffer_param(&mut self, b: &Arc<Buffer>) -> UOp {
+        let k = match self.bufs.iter().position(|x| Arc::ptr_eq(x, b)) {
+            Some(k) => k,
+            None => {
+                self.bufs.push(b.clone());
+                self.bufs.len() - 1
+            }
+        };
+        UOp::new(Ops::DEFINE_GLOBAL, crate::uop::BufferObj::dtype(&**b).ptr(), vec![], Arg::Int(k as i64))
+    }
+
+    fn load(&mut self, b: &Arc<Buffer>, index: UOp, gate: &UOp) -> UOp {
+        let dt = crate::uop::BufferObj::dtype(&**b);
+        let param = self.buffer_param(b);
+        let mut src = vec![param, index];
+        if gate.const_value() != Some(ConstValue::Bool(true)) {
+            src.push(gate.clone());
+        }
+        let addr = UOp::new(Ops::INDEX, dt, src, Arg::None);
+        UOp::new(Ops::LOAD, dt, vec![addr], Arg::None)
+    }
+
+    /// The kernel AST storing `root` (computed from its sources) into buffer 0.
+    pub(crate) fn kernel(&mut self, root: &UOp) -> UOp {
+        let shape = root.shape().to_vec();
+        let dt = self.idx_dt;
+        let idx: Vec<UOp> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| if s == 1 { UOp::int(dt, 0) } else { UOp::range(UOp::int(dt, s as i64), i as u32, AxisType::Global) })
+            .collect();
+        self.next_range = shape.len() as u32;
+        let inner = if root.op() == Ops::CONTIGUOUS { &root.src()[0] } else { root };
+        let value = self.compute(inner, &idx, &UOp::bool(true));
+        let out = self.buffer_param(&self.bufs[0].clone());
+        let addr = UOp::new(Ops::INDEX, root.dtype(), vec![out, linear_index(&shape, &idx, dt)], Arg::None);
+        let store = UOp::new(Ops::STORE, DType::VOID, vec![addr, value], Arg::None);
+        UOp::new(Ops::SINK, DType::VOID, vec![store], Arg::None)
+    }
+
+    /// The scalar value of node `n` at index `idx`, reading memory only where `gate` holds.
+    fn value(&mut self, n: &UOp, idx: &[UOp], gate: &UOp) -> UOp {
+        if let Some(b) = self.realized.get(n) {
+            let b = b.clone();
+            let index = linear_index(n.shape(), idx, self.idx_dt);
+            return self.load(&b, index, gate);
+        }
+        self.compute(n, idx, gate)
+    }
+
+    fn compute(&mut self, n: &UOp, idx: &[UOp], gate: &UOp) -> UOp {
+        let key = (n.clone(), idx.to_vec(), gate.clone());
+        if let Some(v) = self.memo.get(&key) {
+            return v.clone();
+        }
+        let v = self.compute_uncached(n, idx, gate);
+        self.memo.insert(key, v.clone());
+        v
+    }
+
+    fn compute_uncached(&mut self, n: &UOp, idx: &[UOp], gate: &UOp) -> UOp {
+        let dt = self.idx_dt;
+        let src_shape = || n.src()[0].shape().to_vec();
+        match n.op() {
+            Ops::BUFFER => {
+                let b = buffer_of(n.buffer().expect("BUFFER without buffer"));
+                self.load(&b, idx[0].clone(), gate)
+            }
+            Ops::CONST => UOp::cnst(n.dtype(), n.const_value().expect("CONST without value")),
+            Ops::IOTA => idx[0].cast(n.dtype()),
+            Ops::CONTIGUOUS | Ops::DETACH => self.value(&n.src()[0], idx, gate),
+            Ops::CAST | Ops::BITCAST => {
+                let s = self.value(&n.src()[0], idx, gate);
+                UOp::new(n.op(), n.dtype(), vec![s], Arg::None)
+            }
+            op if op.is_alu() => {
+                let src: Vec<UOp> = n.src().iter().map(|s| self.value(s, idx, gate)).collect();
+                UOp::new(op, n.dtype(), src, Arg::None)
+            }
+            Ops::RESHAPE => {
+                let new_idx = reshape_index(&src_shape(), n.shape(), idx, dt);
+                self.value(&n.src()[0], &new_idx, gate)
+            }
+            Ops::PERMUTE => {
+                let Arg::Axes(order) = n.arg() else { unreachable!() };
+                let mut new_idx = vec![UOp::int(dt, 0); order.len()];
+                for (i, &o) in order.iter().enumerate() {
+                    new_idx[o] = idx[i].clone();
+                }
+                self.value(&n.src()[0], &new_idx, gate)
+            }
+            Ops::EXPAND => {
+                let ss = src_shape();
+                let new_idx: Vec<UOp> =
+                    idx.iter().zip(&ss).map(|(i, &s)| if s == 1 { UOp::int(dt, 0) } else { i.clone() }).collect();
+                self.value(&n.src()[0], &new_idx, gate)
+            }
+            Ops::SHRINK => {
+                let Arg::Pairs(p) = n.arg() else { unreachable!() };
+                let new_idx: Vec<UOp> = idx.iter().zip(p).map(|(i, (b, _))| if *b == 0 { i.clone() } else { i + *b as i64 }).collect();
+                self.value(&n.src()[0], &new_idx, gate)
+            }
+            Ops::FLIP => {
+                let Arg::Axes(axes) = n.arg() else { unreachable!() };
+                let ss = src_shape();
+                let new_idx: Vec<UOp> = idx
+                    .iter()
+                    .enumerate()
+                    .map(|(a, i)| if axes.contains(&a) { &UOp::int(dt, ss[a] as i64 - 1) - i } else { i.clone() })
+                    .collect();
+                self.value(&n.src()[0], &new_idx, gate)
+            }
+            Ops::PAD => {
+                let Arg::Pairs(p) = n.arg() else { unreachable!() };
+                let ss = src_shape();
+                let mut valid = UOp::bool(true);
+                let mut new_idx = Vec::with_capacity(idx.len());
+                for ((i, (b, _)), &s) in idx.iter().zip(p).zip(&ss) {
+                    if *b == 0 && i.vmax() < s as i64 {
+                        new_idx.push(i.clone());
+                        continue;
+                    }
+                    let shifted = if *b == 0 { i.clone() } else { i - *b as i64 };
+                    // b <= i < b + s, written as two `<` comparisons.
+                    let lo = UOp::int(dt, *b as i64 - 1).lt(i);
+                    let hi = i.lt(&UOp::int(dt, (*b + s) as i64));
+                    valid = valid.and(&lo).and(&hi);
+                    new_idx.push(shifted);
+                }
+                let inner_gate = if gate.const_value() == Some(ConstValue::Bool(true)) { valid.clone() } else { gate.and(&valid) };
+                let v = self.value(&n.src()[0], &new_idx, &inner_gate);
+                valid.where_(&v, &UOp::cnst(n.dtype(), ConstValue::Int(0)))
+            }
+            Ops::REDUCE_AXIS => {
+                let Arg::Reduce(op, axes) = n.arg() else { unreachable!() };
+                let ss = src_shape();
+                let mut new_idx = idx.to_vec();
+                let mut ranges = Vec::new();
+                for &a in axes {
+                    if ss[a] == 1 {
+                        new_idx[a] = UOp::int(dt, 0);
+                        continue;
+                    }
+                    let r = UOp::range(UOp::int(dt, ss[a] as i64), self.next_range, AxisType::Reduce);
+                    self.next_range += 1;
+                    new_idx[a] = r.clone();
+                    ranges.push(r);
+                }
+                let v = self.value(&n.src()[0], &new_idx, gate);
+                if ranges.is_empty() {
+                    return v;
+                }
+                let mut src = vec![v];
+                src.extend(ranges);
+                UOp::new(Ops::REDUCE, n.dtype(), src, Arg::Op(*op))
+            }
+            op => panic!("rangeify: {op:?} cannot appear inside a kernel"),
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Creating tensors: from host data, constants, ranges, identity matrices.
+
+use super::Tensor;
+use crate::device::Device;
+use crate::runtime::{get_device, Buffer};
+use crate::uop::{Arg, BufferHandle, ConstValue, DType, Element, Ops, UOp};
+
+/// The DEVICE node for a device name.
+pub(crate) fn device_node(name: &str) -> UOp {
+    UOp::new(Ops::DEVICE, DType::VOID, vec![], Arg::Str(name.into()))
+}
+
+pub(crate) fn default_device() -> String {
+    Device::default().name().to_string()
+}
+
+/// A BUFFER node (reshaped to `shape`) for a runtime buffer.
+pub(crate) fn buffer_view(b: std::sync::Arc<Buffer>, shape: &[usize]) -> UOp {
+    let dtype = crate::uop::BufferObj::dtype(&*b);
+    let size = crate::uop::BufferObj::size(&*b);
+    let node = UOp::new(Ops::BUFFER, dtype, vec![], Arg::Buffer(BufferHandle(b)));
+    if shape.len() == 1 && shape[0] == size {
+        node
+    } else {
+        UOp::new(Ops::RESHAPE, dtype, vec![node], Arg::Shape(shape.to_vec()))
+    }
+}
+
+fn check_shape(op: &str, shape: &[isize]) -> Vec<usize> {
+    shape
+        .iter()
+        .map(|&d| {
+            assert!(d >= 0, "{op}: negative dimension in shape {shape:?}");
+            d as usize
+        })
+        .collect()
+}
+
+impl Tensor {
+    /// A tensor holding `data` with `shape` on the default device.
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: impl super::IntoShape) -> Tensor {
+        Tensor::from_slice_on(&data, shape, &default_device())
+    }
+
+    /// A 1-D tensor holding a copy of `data`.
+    pub fn from_slice<T: Element>(data: &[T]) -> Tensor {
+        Tensor::from_slice_on(data, [data.len()], &default_device())
+    }
+
+    /// A tensor holding a copy of `data` with `shape` on device `device`.
+    pub fn from_slice_on<T: Element>(data: &[T], shape: impl super::IntoShape, device: &str) -> Tensor {
+        let shape = check_shape("from_slice", &shape.into_dims());
+        let n: usize = shape.iter().product();
+        assert_eq!(n, data.len(), "from_slice: shape {shape:?} needs {n} elements, got {}", data.len());
+        let dev = get_device(device).unwrap_or_else(|e| panic!("{e}"));
+        let buf = Buffer::new(dev, T::DTYPE, n);
+        buf.copy_in(&T::to_bytes(data)).unwrap_or_else(|e| panic!("from_slice: {e}"));
+        Tensor::from_uop(buffer_view(buf, &shape))
+    }
+
+    /// A 0-d tensor holding one value.
+    pub fn scalar<T: Element>(v: T) -> Tensor {
+        Tensor::full_dtype([0usize; 0], v.to_const(), T::DTYPE)
+    }
+
+    /// A tensor of `shape` filled with `value` (cast to `dtype`). No memory is used until it
+    /// is realized: it is a broadcast constant.
+    pub fn full_dtype(shape: impl super::IntoShape, value: ConstValue, dtype: DType) -> Tensor {
+        Tensor::full_on(shape, value, dtype, &default_device())
+    }
+
+    pub(crate) fn full_on(shape: impl super::IntoShape, value: ConstValue, dtype: DType, device: &str) -> Tensor {
+        let shape = check_shape("full", &shape.into_dims());
+        let c = UOp::new(Ops::CONST, dtype, vec![device_node(device)], Arg::Const(value.cast(dtype)));
+        if shape.is_empty() {
+            return Tensor::from_uop(c);
+        }
+        let ones = vec![1usize; shape.len()];
+        let r = UOp::new(Ops::RESHAPE, dtype, vec![c], Arg::Shape(ones));
+        Tensor::from_uop(UOp::new(Ops::EXPAND, dtype, vec![r], Arg::Shape(shape)))
+    }
+
+    /// A float32 tensor of `shape` filled with `value`.
+    pub fn full(shape: impl super::IntoShape, value: f64) -> Tensor {
+        Tensor::full_dtype(shape, ConstValue::Float(value), DType::F32)
+    }
+    pub fn zeros(shape: impl super::IntoShape) -> Tensor {
+        Tensor::full(shape, 0.0)
+    }
+    pub fn ones(shape: impl super::IntoShape) -> Tensor {
+        Tensor::full(shape, 1.0)
+    }
+    /// Same shape, dtype and device as `self`, filled with `value`.
+    pub fn full_like(&self, value: f64) -> Tensor {
+        let c = if self.dtype().is_float() { ConstValue::Float(value) } else { ConstValue::Float(value).cast(self.dtype()) };
+        Tensor::full_on(self.shape(), c, self.dtype(), &self.device())
+    }
+    pub fn zeros_like(&self) -> Tensor {
+        self.full_like(0.0)
+    }
+    pub fn ones_like(&self) -> Tensor {
+        self.full_like(1.0)
+    }
+
+    /// `[0, 1, ..., n-1]` as int32 (computed in the kernel that uses it; no memory).
+    pub fn arange(n: usize) -> Tensor {
+        Tensor::iota(n, DType::I32, &default_device())
+    }
+
+    pub(crate) fn iota(n: usize, dtype: DType, device: &str) -> Tensor {
+        Tensor::from_uop(UOp::new(Ops::IOTA, dtype, vec![device_node(device)], Arg::Int(n as i64)))
+    }
+
+    /// `start, start+step, ...` up to (not including) `stop`, as float32 (NumPy's `arange`).
+    pub fn arange_f(start: f64, stop: f64, step: f64) -> Tensor {
+        assert!(step != 0.0, "arange: step must not be zero");
+        let n = ((stop - start) / step).ceil().max(0.0) as usize;
+        Tensor::iota(n, DType::F32, &default_device()) * step + start
+    }
+
+    /// `steps` evenly spaced float32 values from `start` to `end` inclusive.
+    pub fn linspace(start: f64, end: f64, steps: usize) -> Tensor {
+        if steps == 1 {
+            return Tensor::full([1], start);
+        }
+        let step = (end - start) / (steps as f64 - 1.0);
+        Tensor::iota(steps, DType::F32, &default_device()) * step + start
+    }
+
+    /// The `n`×`n` float32 identity matrix.
+    pub fn eye(n: usize) -> Tensor {
+        let i = Tensor::arange(n);
+        i.reshape([n, 1]).eq(&i.reshape([1, n])).cast(DType::F32)
+    }
+}

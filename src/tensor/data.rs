@@ -1,0 +1,116 @@
+//! Realizing and reading data: `realize`, `to_vec`, `item`, `Display`.
+
+use super::create::buffer_view;
+use super::Tensor;
+use crate::engine;
+use crate::error::{Error, Result};
+use crate::runtime::Buffer;
+use crate::uop::dtype::decode_element;
+use crate::uop::{ConstValue, Element};
+use std::fmt;
+use std::sync::Arc;
+
+impl Tensor {
+    /// Computes this tensor now; afterwards it stands for its own buffer.
+    pub fn realize(&self) -> Result<Tensor> {
+        Tensor::realize_all(&[self])?;
+        Ok(self.clone())
+    }
+
+    /// Computes several tensors in one schedule (shared work is done once).
+    pub fn realize_all(tensors: &[&Tensor]) -> Result<()> {
+        let uops: Vec<_> = tensors.iter().map(|t| t.uop()).collect();
+        let bufs = engine::realize(&uops)?;
+        for (t, b) in tensors.iter().zip(bufs) {
+            let shape = t.shape();
+            t.set_uop(buffer_view(b, &shape));
+        }
+        Ok(())
+    }
+
+    /// The realized buffer holding this tensor's elements in row-major order.
+    pub(crate) fn buffer(&self) -> Result<Arc<Buffer>> {
+        self.realize()?;
+        let bufs = engine::realize(&[self.uop()])?;
+        Ok(bufs[0].clone())
+    }
+
+    /// The raw little-endian bytes of the elements.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.buffer()?.to_bytes()
+    }
+
+    /// The elements in row-major order; `T` must match the dtype.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if self.dtype() != T::DTYPE {
+            return Err(Error::DType { have: self.dtype().name().into(), want: T::DTYPE.name().into() });
+        }
+        Ok(T::from_bytes(&self.to_bytes()?))
+    }
+
+    /// Every element converted to f64 (any dtype).
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        let dt = self.dtype();
+        let bytes = self.to_bytes()?;
+        Ok((0..self.numel())
+            .map(|i| {
+                let c = decode_element(&bytes, dt, i);
+                match c {
+                    ConstValue::Int(v) if dt == crate::DType::U64 => v as u64 as f64,
+                    c => c.as_f64(),
+                }
+            })
+            .collect())
+    }
+
+    /// The single element of a one-element tensor.
+    pub fn item<T: Element>(&self) -> Result<T> {
+        assert_eq!(self.numel(), 1, "item: tensor of shape {:?} has {} elements, not 1", self.shape(), self.numel());
+        Ok(self.to_vec::<T>()?[0])
+    }
+}
+
+fn fmt_nested(f: &mut fmt::Formatter<'_>, vals: &[String], shape: &[usize]) -> fmt::Result {
+    if shape.is_empty() {
+        return write!(f, "{}", vals[0]);
+    }
+    write!(f, "[")?;
+    let inner: usize = shape[1..].iter().product();
+    for i in 0..shape[0] {
+        if i > 0 {
+            write!(f, ", ")?;
+        }
+        fmt_nested(f, &vals[i * inner..(i + 1) * inner], &shape[1..])?;
+    }
+    write!(f, "]")
+}
+
+impl fmt::Display for Tensor {
+    /// The values as nested lists, then shape, dtype and device (realizes the tensor).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shape = self.shape();
+        let dt = self.dtype();
+        match self.to_bytes() {
+            Ok(bytes) => {
+                let vals: Vec<String> = (0..self.numel())
+                    .map(|i| match decode_element(&bytes, dt, i) {
+                        ConstValue::Float(x) => format!("{x:?}"),
+                        ConstValue::Int(x) if dt == crate::DType::U64 => (x as u64).to_string(),
+                        ConstValue::Int(x) => x.to_string(),
+                        ConstValue::Bool(b) => b.to_string(),
+                    })
+                    .collect();
+                write!(f, "Tensor(")?;
+                fmt_nested(f, &vals, &shape)?;
+                write!(f, ", shape={shape:?}, dtype={dt}, device={})", self.device())
+            }
+            Err(e) => write!(f, "Tensor(<not realized: {e}>, shape={shape:?}, dtype={dt}, device={})", self.device()),
+        }
+    }
+}
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<Tensor shape={:?} dtype={} device={}>", self.shape(), self.dtype(), self.device())
+    }
+}

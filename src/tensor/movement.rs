@@ -1,0 +1,170 @@
+//! Movement ops. None of them copies: each becomes index arithmetic in the kernels that read
+//! the result.
+
+use super::shape_args::{resolve_axes, resolve_axis};
+use super::{IntoAxes, IntoShape, Tensor};
+use crate::uop::{Arg, Ops, UOp};
+
+impl Tensor {
+    fn movement(&self, op: Ops, arg: Arg) -> Tensor {
+        let u = self.uop();
+        Tensor::from_uop(UOp::new(op, u.dtype(), vec![u], arg))
+    }
+
+    /// Same data in another shape with the same number of elements; one `-1` is inferred.
+    pub fn reshape(&self, shape: impl IntoShape) -> Tensor {
+        let dims = shape.into_dims();
+        let old = self.shape();
+        let numel: usize = old.iter().product();
+        let infer = dims.iter().filter(|&&d| d == -1).count();
+        assert!(infer <= 1 && dims.iter().all(|&d| d >= -1), "reshape: invalid shape {dims:?} for tensor of shape {old:?}");
+        let known: usize = dims.iter().filter(|&&d| d != -1).map(|&d| d as usize).product();
+        let new: Vec<usize> = dims
+            .iter()
+            .map(|&d| {
+                if d != -1 {
+                    d as usize
+                } else if known == 0 || numel % known != 0 {
+                    panic!("reshape: cannot reshape {old:?} ({numel} elements) to {dims:?}")
+                } else {
+                    numel / known
+                }
+            })
+            .collect();
+        let n: usize = new.iter().product();
+        assert_eq!(n, numel, "reshape: cannot reshape {old:?} ({numel} elements) to {new:?} ({n} elements)");
+        if new == old {
+            return self.clone();
+        }
+        self.movement(Ops::RESHAPE, Arg::Shape(new))
+    }
+
+    /// Reorders the axes: output axis `i` is input axis `order[i]`.
+    pub fn permute(&self, order: impl IntoAxes) -> Tensor {
+        let shape = self.shape();
+        let raw = order.into_axes().unwrap_or_else(|| (0..shape.len() as isize).rev().collect());
+        let order: Vec<usize> = raw.iter().map(|&a| resolve_axis("permute", a, &shape)).collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert!(
+            sorted == (0..shape.len()).collect::<Vec<_>>(),
+            "permute: {raw:?} is not a permutation of the axes of shape {shape:?}"
+        );
+        if order.iter().enumerate().all(|(i, &o)| i == o) {
+            return self.clone();
+        }
+        self.movement(Ops::PERMUTE, Arg::Axes(order))
+    }
+
+    /// Broadcasts size-1 axes to `shape` (`-1` keeps an axis; new leading axes are added).
+    pub fn expand(&self, shape: impl IntoShape) -> Tensor {
+        let dims = shape.into_dims();
+        let old = self.shape();
+        assert!(dims.len() >= old.len(), "expand: cannot expand {old:?} to {dims:?} (fewer dims)");
+        let lead = dims.len() - old.len();
+        let new: Vec<usize> = dims
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| if d == -1 { if i < lead { panic!("expand: -1 in a new leading axis of {dims:?}") } else { old[i - lead] } } else { d as usize })
+            .collect();
+        let base = if lead > 0 { self.reshape(std::iter::repeat_n(1usize, lead).chain(old.iter().copied()).collect::<Vec<_>>()) } else { self.clone() };
+        let bshape = base.shape();
+        for (a, b) in bshape.iter().zip(&new) {
+            assert!(a == b || *a == 1, "expand: cannot expand {old:?} to {new:?}");
+        }
+        if bshape == new {
+            return base;
+        }
+        base.movement(Ops::EXPAND, Arg::Shape(new))
+    }
+
+    /// Pads each axis with `(before, after)` zeros.
+    pub fn pad(&self, pads: &[(usize, usize)]) -> Tensor {
+        let shape = self.shape();
+        assert_eq!(pads.len(), shape.len(), "pad: {} (before, after) pairs for shape {shape:?}", pads.len());
+        if pads.iter().all(|&(a, b)| a == 0 && b == 0) {
+            return self.clone();
+        }
+        self.movement(Ops::PAD, Arg::Pairs(pads.to_vec()))
+    }
+
+    /// Keeps `start..end` of each axis.
+    pub fn shrink(&self, ranges: &[(usize, usize)]) -> Tensor {
+        let shape = self.shape();
+        let ok = ranges.len() == shape.len() && ranges.iter().zip(&shape).all(|((s, e), d)| s <= e && e <= d);
+        assert!(ok, "shrink: {ranges:?} is not inside shape {shape:?}");
+        if ranges.iter().zip(&shape).all(|(&(s, e), &d)| s == 0 && e == d) {
+            return self.clone();
+        }
+        self.movement(Ops::SHRINK, Arg::Pairs(ranges.to_vec()))
+    }
+
+    /// Reverses the given axes.
+    pub fn flip(&self, axes: impl IntoAxes) -> Tensor {
+        let shape = self.shape();
+        let axes = resolve_axes("flip", axes.into_axes(), &shape);
+        let axes: Vec<usize> = axes.into_iter().filter(|&a| shape[a] > 1).collect();
+        if axes.is_empty() {
+            return self.clone();
+        }
+        self.movement(Ops::FLIP, Arg::Axes(axes))
+    }
+
+    /// Swaps two axes.
+    pub fn transpose(&self, a: isize, b: isize) -> Tensor {
+        let shape = self.shape();
+        let (a, b) = (resolve_axis("transpose", a, &shape), resolve_axis("transpose", b, &shape));
+        let mut order: Vec<usize> = (0..shape.len()).collect();
+        order.swap(a, b);
+        self.permute(order)
+    }
+
+    /// The transpose of the last two axes (`.T` of a matrix).
+    pub fn t(&self) -> Tensor {
+        assert!(self.ndim() >= 2, "t: needs at least 2 dims, shape is {:?}", self.shape());
+        self.transpose(-2, -1)
+    }
+
+    /// Removes size-1 axes: the given ones (others are left alone, as in PyTorch), or all of
+    /// them for `()`.
+    pub fn squeeze(&self, axes: impl IntoAxes) -> Tensor {
+        let shape = self.shape();
+        let axes = resolve_axes("squeeze", axes.into_axes(), &shape);
+        let keep: Vec<usize> = shape.iter().enumerate().filter(|(i, &d)| !(d == 1 && axes.contains(i))).map(|(_, &d)| d).collect();
+        self.reshape(keep)
+    }
+
+    /// Inserts a size-1 axis at `axis` (negative counts from the end of the new shape).
+    pub fn unsqueeze(&self, axis: isize) -> Tensor {
+        let mut shape = self.shape();
+        let n = shape.len() as isize + 1;
+        let a = if axis < 0 { axis + n } else { axis };
+        assert!((0..n).contains(&a), "unsqueeze: axis {axis} out of range for shape {shape:?}");
+        shape.insert(a as usize, 1);
+        self.reshape(shape)
+    }
+
+    /// Flattens to 1-D.
+    pub fn flatten(&self) -> Tensor {
+        self.reshape([self.numel()])
+    }
+
+    /// Merges axes `start..=end` into one.
+    pub fn flatten_range(&self, start: isize, end: isize) -> Tensor {
+        let shape = self.shape();
+        if shape.is_empty() {
+            return self.reshape([1]);
+        }
+        let (s, e) = (resolve_axis("flatten", start, &shape), resolve_axis("flatten", end, &shape));
+        assert!(s <= e, "flatten: start axis {start} is after end axis {end} for shape {shape:?}");
+        let mut new: Vec<usize> = shape[..s].to_vec();
+        new.push(shape[s..=e].iter().product());
+        new.extend_from_slice(&shape[e + 1..]);
+        self.reshape(new)
+    }
+
+    /// A copy laid out contiguously in its own buffer when realized.
+    pub fn contiguous(&self) -> Tensor {
+        self.movement(Ops::CONTIGUOUS, Arg::None)
+    }
+}

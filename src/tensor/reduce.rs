@@ -1,0 +1,115 @@
+//! Reductions over any axes, with or without keeping the reduced axes.
+
+use super::shape_args::resolve_axes;
+use super::{IntoAxes, Tensor};
+use crate::uop::{Arg, DType, Ops, UOp};
+
+impl Tensor {
+    /// The primitive: reduce `axes` with `op` (ADD, MUL, MAX), keeping them as size 1.
+    fn reduce_keep(&self, op: Ops, axes: &[usize]) -> Tensor {
+        let axes: Vec<usize> = axes.to_vec();
+        if axes.is_empty() {
+            return self.clone();
+        }
+        let u = self.uop();
+        Tensor::from_uop(UOp::new(Ops::REDUCE_AXIS, u.dtype(), vec![u], Arg::Reduce(op, axes)))
+    }
+
+    fn reduce(&self, name: &str, op: Ops, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
+        let shape = self.shape();
+        let axes = resolve_axes(name, axes, &shape);
+        // Sums accumulate 16-bit floats in f32 and small ints in i32 (as PyTorch and tinygrad).
+        let acc_dt = match self.dtype() {
+            d if d == DType::F16 || d == DType::BF16 => DType::F32,
+            d if d.is_bool() || (d.is_int() && d.itemsize() < 4) => {
+                if d.is_unsigned() {
+                    DType::U32
+                } else {
+                    DType::I32
+                }
+            }
+            d => d,
+        };
+        let out_dt = match self.dtype() {
+            d if d.is_bool() || d.is_int() => acc_dt,
+            d => d,
+        };
+        let src = if op == Ops::MAX { self.clone() } else { self.cast(acc_dt) };
+        let r = src.reduce_keep(op, &axes);
+        let r = if op == Ops::MAX { r } else { r.cast(out_dt) };
+        if keepdim {
+            return r;
+        }
+        let new: Vec<usize> = shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d).collect();
+        r.reshape(new)
+    }
+
+    /// Sum of all elements (a 0-d tensor).
+    pub fn sum(&self) -> Tensor {
+        self.reduce("sum", Ops::ADD, None, false)
+    }
+    pub fn sum_axis(&self, axes: impl IntoAxes) -> Tensor {
+        self.reduce("sum", Ops::ADD, axes.into_axes(), false)
+    }
+    pub fn sum_keepdim(&self, axes: impl IntoAxes) -> Tensor {
+        self.reduce("sum", Ops::ADD, axes.into_axes(), true)
+    }
+    pub fn prod(&self) -> Tensor {
+        self.reduce("prod", Ops::MUL, None, false)
+    }
+    pub fn prod_axis(&self, axes: impl IntoAxes) -> Tensor {
+        self.reduce("prod", Ops::MUL, axes.into_axes(), false)
+    }
+    pub fn prod_keepdim(&self, axes: impl IntoAxes) -> Tensor {
+        self.reduce("prod", Ops::MUL, axes.into_axes(), true)
+    }
+    pub fn max(&self) -> Tensor {
+        self.reduce("max", Ops::MAX, None, false)
+    }
+    pub fn max_axis(&self, axes: impl IntoAxes) -> Tensor {
+        self.reduce("max", Ops::MAX, axes.into_axes(), false)
+    }
+    pub fn max_keepdim(&self, axes: impl IntoAxes) -> Tensor {
+        self.reduce("max", Ops::MAX, axes.into_axes(), true)
+    }
+    fn min_impl(&self, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
+        // min(x) = -max(-x); for unsigned and bool types, flip the bits instead.
+        let d = self.dtype();
+        if d.is_unsigned() || d.is_bool() {
+            let m = self.bitxor_all_ones();
+            return m.reduce("min", Ops::MAX, axes, keepdim).bitxor_all_ones();
+        }
+        self.neg().reduce("min", Ops::MAX, axes, keepdim).neg()
+    }
+    fn bitxor_all_ones(&self) -> Tensor {
+        if self.dtype().is_bool() {
+            return self.logical_not();
+        }
+        self.bitxor(Tensor::full_on([0usize; 0], crate::uop::ConstValue::Int(-1), self.dtype(), &self.device()))
+    }
+    pub fn min(&self) -> Tensor {
+        self.min_impl(None, false)
+    }
+    pub fn min_axis(&self, axes: impl IntoAxes) -> Tensor {
+        self.min_impl(axes.into_axes(), false)
+    }
+    pub fn min_keepdim(&self, axes: impl IntoAxes) -> Tensor {
+        self.min_impl(axes.into_axes(), true)
+    }
+    fn mean_impl(&self, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
+        let shape = self.shape();
+        let resolved = resolve_axes("mean", axes.clone(), &shape);
+        let n: usize = resolved.iter().map(|&a| shape[a]).product();
+        let x = if self.dtype().is_float() { self.clone() } else { self.cast(DType::F32) };
+        x.reduce("mean", Ops::ADD, axes, keepdim).div(n as f64)
+    }
+    pub fn mean(&self) -> Tensor {
+        self.mean_impl(None, false)
+    }
+    pub fn mean_axis(&self, axes: impl IntoAxes) -> Tensor {
+        self.mean_impl(axes.into_axes(), false)
+    }
+    pub fn mean_keepdim(&self, axes: impl IntoAxes) -> Tensor {
+        self.mean_impl(axes.into_axes(), true)
+    }
+}
