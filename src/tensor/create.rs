@@ -10,8 +10,32 @@ pub(crate) fn device_node(name: &str) -> UOp {
     UOp::new(Ops::DEVICE, DType::VOID, vec![], Arg::Str(name.into()))
 }
 
+thread_local! {
+    static DEFAULT_OVERRIDE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Device new tensors are created on: the innermost [`with_default_device`] scope of this
+/// thread, else `Device::default()`.
 pub(crate) fn default_device() -> String {
-    Device::default().name().to_string()
+    DEFAULT_OVERRIDE
+        .with(|o| o.borrow().clone())
+        .unwrap_or_else(|| Device::default().name().to_string())
+}
+
+/// Runs `f` with `device` as the default device for tensors created on this thread (tests run
+/// the same code on every device this way).
+pub fn with_default_device<R>(device: &str, f: impl FnOnce() -> R) -> R {
+    let name = Device::new(device).unwrap_or_else(|e| panic!("{e}")).name().to_string();
+    let prev = DEFAULT_OVERRIDE.with(|o| o.replace(Some(name)));
+    struct Restore(Option<String>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            DEFAULT_OVERRIDE.with(|o| *o.borrow_mut() = prev);
+        }
+    }
+    let _restore = Restore(prev);
+    f()
 }
 
 /// A BUFFER node (reshaped to `shape`) for a runtime buffer.

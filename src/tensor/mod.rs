@@ -9,6 +9,7 @@ mod random;
 mod reduce;
 mod shape_args;
 
+pub use create::with_default_device;
 pub use elementwise::Operand;
 pub use shape_args::{IntoAxes, IntoShape};
 
