@@ -7,6 +7,7 @@ pub mod codegen;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod gradient;
 pub mod helpers;
 pub mod renderer;
 pub mod runtime;

@@ -67,9 +67,8 @@ fn matmul_as_reshape_multiply_sum_is_one_kernel() {
     let b = Tensor::from_vec(bv.clone(), [n, n]);
     let c = (a.reshape([n, 1, n]) * b.t().reshape([1, n, n])).sum_axis(2);
     assert_eq!(count(&[&c]), 1);
-    let want: Vec<f64> = (0..n * n)
-        .map(|ij| (0..n).map(|k| av[ij / n * n + k] as f64 * bv[k * n + ij % n] as f64).sum())
-        .collect();
+    let want: Vec<f64> =
+        (0..n * n).map(|ij| (0..n).map(|k| av[ij / n * n + k] as f64 * bv[k * n + ij % n] as f64).sum()).collect();
     assert_close(&c.to_vec::<f32>().unwrap(), &want, 1e-5);
 }
 
@@ -79,8 +78,9 @@ fn elementwise_feeding_a_reduce_is_one_kernel() {
     let [a, b, c] = [&av, &bv, &cv].map(|v| Tensor::from_vec(v.clone(), [3, 4]));
     let r = ((&a + &b) * &c).sum_axis(1);
     assert_eq!(count(&[&r]), 1);
-    let want: Vec<f64> =
-        (0..3).map(|i| (0..4).map(|j| (av[i * 4 + j] as f64 + bv[i * 4 + j] as f64) * cv[i * 4 + j] as f64).sum()).collect();
+    let want: Vec<f64> = (0..3)
+        .map(|i| (0..4).map(|j| (av[i * 4 + j] as f64 + bv[i * 4 + j] as f64) * cv[i * 4 + j] as f64).sum())
+        .collect();
     assert_close(&r.to_vec::<f32>().unwrap(), &want, 1e-5);
 }
 

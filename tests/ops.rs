@@ -269,7 +269,8 @@ fn check_cmp(name: &str, f: impl Fn(&Tensor, &Tensor) -> Tensor, r: impl Fn(f64,
     for_each_device(|dev| {
         let mut rng = Rng::new(name.len() as u64 + 11);
         // Small integers as floats, so that equal elements actually occur.
-        for (sa, sb) in [(&[3usize, 4][..], &[3usize, 4][..]), (&[3, 1], &[4]), (&[], &[2, 3]), (&[0, 2], &[2])] {
+        let pairs: [(&[usize], &[usize]); 4] = [(&[3, 4], &[3, 4]), (&[3, 1], &[4]), (&[], &[2, 3]), (&[0, 2], &[2])];
+        for (sa, sb) in pairs {
             let (x, y) = (Nd::rand_int(&mut rng, sa, -2, 2), Nd::rand_int(&mut rng, sb, -2, 2));
             let want = x.zip(&y, |p, q| b2f(r(p, q)));
             let ctx = format!("{name} on {dev}, {sa:?} & {sb:?}");
@@ -334,7 +335,8 @@ fn bitwise_ops_on_ints_and_bools() {
         let s = tensor_of(&[1.0, 2.0, 3.0, 4.0], &[4], DType::I32);
         check_exact(&s.shl(3), &Nd::new(&[4], vec![8.0, 16.0, 24.0, 32.0]), DType::I32, &format!("shl on {dev}"));
         check_exact(&s.shr(1), &Nd::new(&[4], vec![0.0, 1.0, 1.0, 2.0]), DType::I32, &format!("shr on {dev}"));
-        let (p, q) = (tensor_of(&[0.0, 0.0, 1.0, 1.0], &[4], DType::BOOL), tensor_of(&[0.0, 1.0, 0.0, 1.0], &[4], DType::BOOL));
+        let (p, q) =
+            (tensor_of(&[0.0, 0.0, 1.0, 1.0], &[4], DType::BOOL), tensor_of(&[0.0, 1.0, 0.0, 1.0], &[4], DType::BOOL));
         check_exact(&(&p | &q), &Nd::new(&[4], vec![0.0, 1.0, 1.0, 1.0]), DType::BOOL, &format!("bool | on {dev}"));
         check_exact(&(&p & &q), &Nd::new(&[4], vec![0.0, 0.0, 0.0, 1.0]), DType::BOOL, &format!("bool & on {dev}"));
         check_exact(&(&p ^ &q), &Nd::new(&[4], vec![0.0, 1.0, 1.0, 0.0]), DType::BOOL, &format!("bool ^ on {dev}"));
@@ -353,7 +355,11 @@ fn where_selects_with_broadcasting() {
         let a = Nd::rand(&mut rng, &[4], -3.0, 3.0);
         let b = Nd::rand(&mut rng, &[2, 1, 1], -3.0, 3.0);
         let ct = c.to(|v| v != 0.0);
-        check_f32(&ct.where_(&a.f32(), &b.f32()), &Nd::where3(&c, &a, &b), &format!("where [3,1]/[4]/[2,1,1] on {dev}"));
+        check_f32(
+            &ct.where_(&a.f32(), &b.f32()),
+            &Nd::where3(&c, &a, &b),
+            &format!("where [3,1]/[4]/[2,1,1] on {dev}"),
+        );
         // Scalar branches.
         let want = Nd::where3(&c, &a, &Nd::scalar(0.0));
         check_f32(&ct.where_(&a.f32(), 0.0), &want, &format!("where(x, 0.0) on {dev}"));
@@ -485,8 +491,8 @@ fn dtype_promotion() {
             let ctx = format!("{da:?} + {db:?} on {dev}");
             assert_eq!(DType::promote(da, db), want, "{ctx}: DType::promote");
             check_exact(&a.add(&b), &r, want, &ctx);
-            check_exact(&b.mul(&a), &Nd::new(&[2, 2], xv.to_vec()).zip(&r.map(|_| 0.0), |p, _| p).zip(
-                &Nd::new(&[4, 1, 1], yv.to_vec()), |p, q| p * q), want, &format!("{ctx} (mul)"));
+            let m = Nd::new(&[4, 1, 1], yv.to_vec()).zip(&Nd::new(&[2, 2], xv.to_vec()), |p, q| p * q);
+            check_exact(&b.mul(&a), &m, want, &format!("{ctx} (mul)"));
         }
         // bool | bool stays bool.
         let p = tensor_of(&[0.0, 1.0], &[2], DType::BOOL);

@@ -40,8 +40,9 @@ fn count_flops(ast: &UOp) -> u64 {
         if n.op().is_alu() && (n.dtype().is_float() || n.op() == Ops::WHERE) {
             flops += it;
         }
+        // A REDUCE lists its own ranges as sources, so `it` already counts its iterations.
         if n.op() == Ops::REDUCE && n.dtype().is_float() {
-            flops += it * n.src()[1..].iter().map(|r| r.range_size().max(0) as u64).product::<u64>();
+            flops += it;
         }
     }
     flops
@@ -84,7 +85,8 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
 
 /// Output ranges of a kernel in axis order (for heuristics and DEBUG=3).
 pub fn output_ranges(ast: &UOp) -> Vec<UOp> {
-    let mut rs: Vec<UOp> = ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Global).collect();
+    let mut rs: Vec<UOp> =
+        ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Global).collect();
     rs.sort_by_key(|r| r.range_arg().0);
     rs
 }

@@ -177,7 +177,15 @@ impl<'a> Render<'a> {
                 *uses.entry(s.clone()).or_default() += 1;
             }
         }
-        Render { d, uops, names: FxHashMap::default(), uses, body: String::new(), depth: 1, counters: FxHashMap::default() }
+        Render {
+            d,
+            uops,
+            names: FxHashMap::default(),
+            uses,
+            body: String::new(),
+            depth: 1,
+            counters: FxHashMap::default(),
+        }
     }
 
     fn fresh(&mut self, prefix: &'static str) -> String {
@@ -195,7 +203,10 @@ impl<'a> Render<'a> {
     }
 
     fn n(&self, u: &UOp) -> &str {
-        self.names.get(u).map(String::as_str).unwrap_or_else(|| panic!("render: {:?} used before it is defined", u.op()))
+        self.names
+            .get(u)
+            .map(String::as_str)
+            .unwrap_or_else(|| panic!("render: {:?} used before it is defined", u.op()))
     }
 
     /// The expression text of an ALU/cast node from its sources' names.
@@ -277,7 +288,10 @@ impl<'a> Render<'a> {
                     let i = u.arg_int() as usize;
                     let nm = format!("data{i}");
                     let konst = if written.contains(u) { "" } else { "const " };
-                    params.push((i, format!("{}{konst}{}* restrict {nm}", self.d.buffer_prefix, c_type(u.dtype().base()))));
+                    params.push((
+                        i,
+                        format!("{}{konst}{}* restrict {nm}", self.d.buffer_prefix, c_type(u.dtype().base())),
+                    ));
                     self.names.insert(u.clone(), nm);
                 }
                 Ops::DEFINE_VAR => {
@@ -291,7 +305,14 @@ impl<'a> Render<'a> {
                 }
                 Ops::SPECIAL => {
                     let Arg::Special(kind, dim) = u.arg() else { unreachable!() };
-                    let nm = format!("{}idx{dim}", match kind { SpecialKind::Group => "g", SpecialKind::Local => "l", SpecialKind::Global => "i" });
+                    let nm = format!(
+                        "{}idx{dim}",
+                        match kind {
+                            SpecialKind::Group => "g",
+                            SpecialKind::Local => "l",
+                            SpecialKind::Global => "i",
+                        }
+                    );
                     let text = (self.d.special)(*kind, *dim);
                     self.line(&format!("int {nm} = {text}; /* {} */", self.n(&u.src()[0]).to_owned()));
                     self.names.insert(u.clone(), nm);
@@ -393,7 +414,11 @@ impl<'a> Render<'a> {
             }
             args.sort_by_key(|(i, _)| *i);
             let args: Vec<String> = args.into_iter().map(|(_, a)| a).collect();
-            let _ = writeln!(out, "void {name}(void** bufs, const long long* vals) {{ (void)bufs; (void)vals; {inner}({}); }}", args.join(", "));
+            let _ = writeln!(
+                out,
+                "void {name}(void** bufs, const long long* vals) {{ (void)bufs; (void)vals; {inner}({}); }}",
+                args.join(", ")
+            );
         }
         out
     }

@@ -151,9 +151,8 @@ impl CpuDevice {
             .map(|name| {
                 // SAFETY: the symbol is the kernel entry we rendered, with exactly this
                 // signature: `void name(void** bufs, const long long* vals)`.
-                let func: KernelFn = unsafe {
-                    *lib.get::<KernelFn>(name.as_bytes()).map_err(|e| err(format!("symbol {name}: {e}")))?
-                };
+                let func: KernelFn =
+                    unsafe { *lib.get::<KernelFn>(name.as_bytes()).map_err(|e| err(format!("symbol {name}: {e}")))? };
                 Ok(Arc::new(CpuProgram { name: name.to_string(), func, _lib: lib.clone() }))
             })
             .collect()
@@ -243,7 +242,10 @@ impl Device for CpuDevice {
         }
         let results: Vec<Result<Vec<Arc<CpuProgram>>>> = std::thread::scope(|s| {
             let handles: Vec<_> = batches.iter().map(|b| s.spawn(|| self.compile_batch(b))).collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("compiler thread panicked".into())))).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("compiler thread panicked".into()))))
+                .collect()
         });
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         for (batch, res) in batches.iter().zip(results) {
@@ -258,4 +260,3 @@ impl Device for CpuDevice {
         Ok(keys.iter().map(|k| found[k].clone() as Arc<dyn Program>).collect())
     }
 }
-

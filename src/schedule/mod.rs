@@ -68,12 +68,17 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
         if matches!(n.op(), Ops::CONTIGUOUS | Ops::COPY) && existing_buffer(n).is_none() {
             mat.insert(n.clone());
         }
+        // A copy reads its source's memory, so the source must be materialized first.
+        if n.op() == Ops::COPY && existing_buffer(&n.src()[0]).is_none() {
+            mat.insert(n.src()[0].clone());
+        }
     }
     // Users come before sources in reverse topological order, so each node's flag is final
     // when it is visited.
     let mut expanded_above: FxHashMap<UOp, bool> = FxHashMap::default();
     for n in topo.iter().rev() {
-        let flag = users.get(n).into_iter().flatten().any(|u| is_expanding(u) || (!mat.contains(u) && expanded_above[u]));
+        let flag =
+            users.get(n).into_iter().flatten().any(|u| is_expanding(u) || (!mat.contains(u) && expanded_above[u]));
         if flag && n.op() == Ops::REDUCE_AXIS {
             mat.insert(n.clone());
         }
@@ -101,7 +106,12 @@ pub fn create_schedule(outs: &[UOp]) -> Schedule {
         if n.op() == Ops::COPY {
             let src = &n.src()[0];
             let sb = existing_buffer(src).or_else(|| realized.get(src).cloned()).expect("COPY source not realized");
-            items.push(ScheduleItem { kind: ItemKind::Copy, ast: n.clone(), bufs: vec![out.clone(), sb], device: device_name });
+            items.push(ScheduleItem {
+                kind: ItemKind::Copy,
+                ast: n.clone(),
+                bufs: vec![out.clone(), sb],
+                device: device_name,
+            });
         } else if n.numel() > 0 {
             let mut r = Rangeify::new(&realized, out.clone(), idx_dt);
             let ast = r.kernel(n);
@@ -117,4 +127,3 @@ pub fn create_schedule(outs: &[UOp]) -> Schedule {
 pub fn kernel_count(outs: &[UOp]) -> usize {
     create_schedule(outs).items.iter().filter(|i| i.kind == ItemKind::Kernel).count()
 }
-

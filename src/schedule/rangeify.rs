@@ -113,11 +113,18 @@ impl<'a> Rangeify<'a> {
     pub(crate) fn kernel(&mut self, root: &UOp) -> UOp {
         let shape = root.shape().to_vec();
         let dt = self.idx_dt;
-        let idx: Vec<UOp> = shape
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| if s == 1 { UOp::int(dt, 0) } else { UOp::range(UOp::int(dt, s as i64), i as u32, AxisType::Global) })
-            .collect();
+        let idx: Vec<UOp> =
+            shape
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| {
+                    if s == 1 {
+                        UOp::int(dt, 0)
+                    } else {
+                        UOp::range(UOp::int(dt, s as i64), i as u32, AxisType::Global)
+                    }
+                })
+                .collect();
         self.next_range = shape.len() as u32;
         let inner = if root.op() == Ops::CONTIGUOUS { &root.src()[0] } else { root };
         let value = self.compute(inner, &idx, &UOp::bool(true));
@@ -186,7 +193,8 @@ impl<'a> Rangeify<'a> {
             }
             Ops::SHRINK => {
                 let Arg::Pairs(p) = n.arg() else { unreachable!() };
-                let new_idx: Vec<UOp> = idx.iter().zip(p).map(|(i, (b, _))| if *b == 0 { i.clone() } else { i + *b as i64 }).collect();
+                let new_idx: Vec<UOp> =
+                    idx.iter().zip(p).map(|(i, (b, _))| if *b == 0 { i.clone() } else { i + *b as i64 }).collect();
                 self.value(&n.src()[0], &new_idx, gate)
             }
             Ops::FLIP => {
@@ -216,7 +224,8 @@ impl<'a> Rangeify<'a> {
                     valid = valid.and(&lo).and(&hi);
                     new_idx.push(shifted);
                 }
-                let inner_gate = if gate.const_value() == Some(ConstValue::Bool(true)) { valid.clone() } else { gate.and(&valid) };
+                let inner_gate =
+                    if gate.const_value() == Some(ConstValue::Bool(true)) { valid.clone() } else { gate.and(&valid) };
                 let v = self.value(&n.src()[0], &new_idx, &inner_gate);
                 valid.where_(&v, &UOp::cnst(n.dtype(), ConstValue::Int(0)))
             }

@@ -17,9 +17,7 @@ thread_local! {
 /// Device new tensors are created on: the innermost [`with_default_device`] scope of this
 /// thread, else `Device::default()`.
 pub(crate) fn default_device() -> String {
-    DEFAULT_OVERRIDE
-        .with(|o| o.borrow().clone())
-        .unwrap_or_else(|| Device::default().name().to_string())
+    DEFAULT_OVERRIDE.with(|o| o.borrow().clone()).unwrap_or_else(|| Device::default().name().to_string())
 }
 
 /// Runs `f` with `device` as the default device for tensors created on this thread (tests run
@@ -116,7 +114,11 @@ impl Tensor {
     }
     /// Same shape, dtype and device as `self`, filled with `value`.
     pub fn full_like(&self, value: f64) -> Tensor {
-        let c = if self.dtype().is_float() { ConstValue::Float(value) } else { ConstValue::Float(value).cast(self.dtype()) };
+        let c = if self.dtype().is_float() {
+            ConstValue::Float(value)
+        } else {
+            ConstValue::Float(value).cast(self.dtype())
+        };
         Tensor::full_on(self.shape(), c, self.dtype(), &self.device())
     }
     pub fn zeros_like(&self) -> Tensor {

@@ -85,25 +85,38 @@ fn fmt_nested(f: &mut fmt::Formatter<'_>, vals: &[String], shape: &[usize]) -> f
     write!(f, "]")
 }
 
+impl Tensor {
+    /// The values as nested lists, like `[[1.0, 2.0], [3.0, 4.0]]` (realizes the tensor).
+    pub fn values_string(&self) -> Result<String> {
+        struct Nested<'a>(&'a [String], &'a [usize]);
+        impl fmt::Display for Nested<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt_nested(f, self.0, self.1)
+            }
+        }
+        let dt = self.dtype();
+        let bytes = self.to_bytes()?;
+        let vals: Vec<String> = (0..self.numel()).map(|i| format_element(decode_element(&bytes, dt, i), dt)).collect();
+        Ok(Nested(&vals, &self.shape()).to_string())
+    }
+}
+
+fn format_element(c: ConstValue, dt: crate::DType) -> String {
+    match c {
+        ConstValue::Float(x) => format!("{x:?}"),
+        ConstValue::Int(x) if dt == crate::DType::U64 => (x as u64).to_string(),
+        ConstValue::Int(x) => x.to_string(),
+        ConstValue::Bool(b) => b.to_string(),
+    }
+}
+
 impl fmt::Display for Tensor {
     /// The values as nested lists, then shape, dtype and device (realizes the tensor).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shape = self.shape();
         let dt = self.dtype();
-        match self.to_bytes() {
-            Ok(bytes) => {
-                let vals: Vec<String> = (0..self.numel())
-                    .map(|i| match decode_element(&bytes, dt, i) {
-                        ConstValue::Float(x) => format!("{x:?}"),
-                        ConstValue::Int(x) if dt == crate::DType::U64 => (x as u64).to_string(),
-                        ConstValue::Int(x) => x.to_string(),
-                        ConstValue::Bool(b) => b.to_string(),
-                    })
-                    .collect();
-                write!(f, "Tensor(")?;
-                fmt_nested(f, &vals, &shape)?;
-                write!(f, ", shape={shape:?}, dtype={dt}, device={})", self.device())
-            }
+        match self.values_string() {
+            Ok(v) => write!(f, "Tensor({v}, shape={shape:?}, dtype={dt}, device={})", self.device()),
             Err(e) => write!(f, "Tensor(<not realized: {e}>, shape={shape:?}, dtype={dt}, device={})", self.device()),
         }
     }

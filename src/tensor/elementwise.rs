@@ -258,8 +258,9 @@ impl Tensor {
         }
         self.unary(Ops::TRUNC)
     }
+    /// `max(x, 0)`, written as a `where` so the gradient at 0 is 0 (as in PyTorch).
     pub fn relu(&self) -> Tensor {
-        self.maximum(0)
+        self.gt(0).where_(self, 0)
     }
     pub fn sigmoid(&self) -> Tensor {
         self.neg().exp().add(1.0).reciprocal()

@@ -4,6 +4,8 @@
 mod create;
 mod data;
 mod elementwise;
+mod grad;
+mod linalg;
 mod movement;
 mod random;
 mod reduce;
@@ -11,12 +13,13 @@ mod shape_args;
 
 pub use create::with_default_device;
 pub use elementwise::Operand;
+pub use grad::{is_no_grad, no_grad};
 pub use shape_args::{IntoAxes, IntoShape};
 
-use crate::uop::{DType, UOp};
+use crate::uop::{DType, Ops, UOp};
 use std::sync::{Arc, RwLock};
 
-pub(crate) struct TensorInner {
+pub struct TensorInner {
     pub uop: UOp,
     pub requires_grad: bool,
     pub grad: Option<Tensor>,
@@ -32,6 +35,12 @@ impl Tensor {
     /// A tensor standing for the graph node `uop`.
     pub fn from_uop(uop: UOp) -> Tensor {
         assert!(uop.try_shape().is_some(), "Tensor::from_uop: {:?} is not a tensor-level node", uop.op());
+        // Inside a no-grad scope every new tensor is detached from the graph it came from.
+        let uop = if grad::is_no_grad() && uop.op() != Ops::DETACH {
+            UOp::new(Ops::DETACH, uop.dtype(), vec![uop], crate::uop::Arg::None)
+        } else {
+            uop
+        };
         Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None })) }
     }
     pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, TensorInner> {

@@ -17,7 +17,10 @@ impl Tensor {
         let old = self.shape();
         let numel: usize = old.iter().product();
         let infer = dims.iter().filter(|&&d| d == -1).count();
-        assert!(infer <= 1 && dims.iter().all(|&d| d >= -1), "reshape: invalid shape {dims:?} for tensor of shape {old:?}");
+        assert!(
+            infer <= 1 && dims.iter().all(|&d| d >= -1),
+            "reshape: invalid shape {dims:?} for tensor of shape {old:?}"
+        );
         let known: usize = dims.iter().filter(|&&d| d != -1).map(|&d| d as usize).product();
         let new: Vec<usize> = dims
             .iter()
@@ -65,9 +68,23 @@ impl Tensor {
         let new: Vec<usize> = dims
             .iter()
             .enumerate()
-            .map(|(i, &d)| if d == -1 { if i < lead { panic!("expand: -1 in a new leading axis of {dims:?}") } else { old[i - lead] } } else { d as usize })
+            .map(|(i, &d)| {
+                if d == -1 {
+                    if i < lead {
+                        panic!("expand: -1 in a new leading axis of {dims:?}")
+                    } else {
+                        old[i - lead]
+                    }
+                } else {
+                    d as usize
+                }
+            })
             .collect();
-        let base = if lead > 0 { self.reshape(std::iter::repeat_n(1usize, lead).chain(old.iter().copied()).collect::<Vec<_>>()) } else { self.clone() };
+        let base = if lead > 0 {
+            self.reshape(std::iter::repeat_n(1usize, lead).chain(old.iter().copied()).collect::<Vec<_>>())
+        } else {
+            self.clone()
+        };
         let bshape = base.shape();
         for (a, b) in bshape.iter().zip(&new) {
             assert!(a == b || *a == 1, "expand: cannot expand {old:?} to {new:?}");
@@ -130,7 +147,8 @@ impl Tensor {
     pub fn squeeze(&self, axes: impl IntoAxes) -> Tensor {
         let shape = self.shape();
         let axes = resolve_axes("squeeze", axes.into_axes(), &shape);
-        let keep: Vec<usize> = shape.iter().enumerate().filter(|(i, &d)| !(d == 1 && axes.contains(i))).map(|(_, &d)| d).collect();
+        let keep: Vec<usize> =
+            shape.iter().enumerate().filter(|(i, &d)| !(d == 1 && axes.contains(i))).map(|(_, &d)| d).collect();
         self.reshape(keep)
     }
 
@@ -161,6 +179,15 @@ impl Tensor {
         new.push(shape[s..=e].iter().product());
         new.extend_from_slice(&shape[e + 1..]);
         self.reshape(new)
+    }
+
+    /// A copy of this tensor on `device` (lazy: copied when realized).
+    pub fn to(&self, device: &str) -> Tensor {
+        let name = crate::device::Device::new(device).unwrap_or_else(|e| panic!("{e}")).name().to_string();
+        if self.device() == name {
+            return self.clone();
+        }
+        self.movement(Ops::COPY, Arg::Str(name.into()))
     }
 
     /// A copy laid out contiguously in its own buffer when realized.

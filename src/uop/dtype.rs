@@ -293,9 +293,7 @@ element!(u32, DType::U32, Int, |x| x as i64, |c: ConstValue| c.as_i64() as u32);
 element!(u64, DType::U64, Int, |x| x as i64, |c: ConstValue| c.as_i64() as u64);
 element!(f32, DType::F32, Float, |x| x as f64, |c: ConstValue| c.as_f64() as f32);
 element!(f64, DType::F64, Float, |x| x, |c: ConstValue| c.as_f64());
-element!(half::f16, DType::F16, Float, |x: half::f16| x.to_f64(), |c: ConstValue| {
-    half::f16::from_f64(c.as_f64())
-});
+element!(half::f16, DType::F16, Float, |x: half::f16| x.to_f64(), |c: ConstValue| { half::f16::from_f64(c.as_f64()) });
 element!(half::bf16, DType::BF16, Float, |x: half::bf16| x.to_f64(), |c: ConstValue| {
     half::bf16::from_f64(c.as_f64())
 });

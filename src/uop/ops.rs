@@ -117,10 +117,7 @@ impl Ops {
     }
     pub fn is_binary(self) -> bool {
         use Ops::*;
-        matches!(
-            self,
-            ADD | SUB | MUL | FDIV | IDIV | MOD | MAX | CMPLT | CMPNE | CMPEQ | AND | OR | XOR | SHL | SHR
-        )
+        matches!(self, ADD | SUB | MUL | FDIV | IDIV | MOD | MAX | CMPLT | CMPNE | CMPEQ | AND | OR | XOR | SHL | SHR)
     }
     pub fn is_ternary(self) -> bool {
         matches!(self, Ops::WHERE | Ops::MULACC)

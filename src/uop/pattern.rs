@@ -262,8 +262,7 @@ fn match_in_order<'a>(ps: &[UPat], srcs: &'a [UOp], b: &mut Bindings<'a>, k: Con
 fn match_any_order<'a>(ps: &[UPat], srcs: &'a [UOp], used: u32, b: &mut Bindings<'a>, k: Cont<'_, 'a>) -> bool {
     let Some((p, rest)) = ps.split_first() else { return k(b) };
     (0..srcs.len()).any(|j| {
-        used & (1 << j) == 0
-            && p.match_k(&srcs[j], b, &mut |b| match_any_order(rest, srcs, used | (1 << j), b, k))
+        used & (1 << j) == 0 && p.match_k(&srcs[j], b, &mut |b| match_any_order(rest, srcs, used | (1 << j), b, k))
     })
 }
 
@@ -324,7 +323,10 @@ pub fn rule<C>(pat: UPat, f: impl Fn(&Bindings) -> Option<UOp> + Send + Sync + '
 }
 
 /// A rule that also sees a mutable context.
-pub fn rule_ctx<C>(pat: UPat, f: impl Fn(&mut C, &Bindings) -> Option<UOp> + Send + Sync + 'static) -> (UPat, RuleFn<C>) {
+pub fn rule_ctx<C>(
+    pat: UPat,
+    f: impl Fn(&mut C, &Bindings) -> Option<UOp> + Send + Sync + 'static,
+) -> (UPat, RuleFn<C>) {
     (pat, Box::new(f))
 }
 
@@ -555,14 +557,8 @@ impl<C> Rewriter<'_, C> {
 /// explicit stack, so graph depth is not limited by the call stack. A rule loop panics,
 /// naming the op that keeps rewriting.
 pub fn graph_rewrite_ctx<C>(root: &UOp, pm: &PatternMatcher<C>, ctx: &mut C, mode: RewriteMode) -> UOp {
-    let mut rw = Rewriter {
-        pm,
-        mode,
-        done: FxHashMap::default(),
-        open: FxHashSet::default(),
-        stack: Vec::new(),
-        applied: 0,
-    };
+    let mut rw =
+        Rewriter { pm, mode, done: FxHashMap::default(), open: FxHashSet::default(), stack: Vec::new(), applied: 0 };
     rw.run(root, ctx)
 }
 
@@ -711,10 +707,11 @@ mod tests {
 
     #[test]
     fn context_is_passed_to_rules() {
-        let pm: PatternMatcher<Vec<i64>> = PatternMatcher::new(vec![rule_ctx(UPat::cvar("c"), |seen: &mut Vec<i64>, b| {
-            seen.push(b["c"].as_int().unwrap());
-            None
-        })]);
+        let pm: PatternMatcher<Vec<i64>> =
+            PatternMatcher::new(vec![rule_ctx(UPat::cvar("c"), |seen: &mut Vec<i64>, b| {
+                seen.push(b["c"].as_int().unwrap());
+                None
+            })]);
         let a = var("a");
         let mut seen = Vec::new();
         graph_rewrite_ctx(&(&(&a + 1) * 2), &pm, &mut seen, RewriteMode::BottomUp);
@@ -736,9 +733,8 @@ mod tests {
     #[test]
     #[should_panic(expected = "still being rewritten")]
     fn a_rule_wrapping_its_own_input_panics() {
-        let pm: PatternMatcher<()> = PatternMatcher::new(vec![rule(UPat::op(Ops::MUL).named("x"), |b| {
-            Some(&b["x"] + 0)
-        })]);
+        let pm: PatternMatcher<()> =
+            PatternMatcher::new(vec![rule(UPat::op(Ops::MUL).named("x"), |b| Some(&b["x"] + 0))]);
         graph_rewrite(&(var("a") * 2), &pm, RewriteMode::BottomUp);
     }
 

@@ -29,12 +29,7 @@ pub(crate) fn infer_shape(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Opti
         Ops::BITCAST => {
             let s = s0()?;
             if src[0].dtype().itemsize() != dtype.itemsize() {
-                panic!(
-                    "bitcast: {:?} -> {:?} changes the item size; shape {:?}",
-                    src[0].dtype(),
-                    dtype,
-                    s
-                );
+                panic!("bitcast: {:?} -> {:?} changes the item size; shape {:?}", src[0].dtype(), dtype, s);
             }
             Some(s)
         }
@@ -118,9 +113,9 @@ pub(crate) fn infer_device(op: Ops, src: &[UOp], arg: &Arg) -> Option<Arc<str>> 
         if let Some(d) = s.device_arc() {
             match &found {
                 None => found = Some(d),
-                Some(f) if **f != *d => panic!(
-                    "{op:?}: sources are on different devices, {f} and {d}; move one with .to(device)"
-                ),
+                Some(f) if **f != *d => {
+                    panic!("{op:?}: sources are on different devices, {f} and {d}; move one with .to(device)")
+                }
                 _ => {}
             }
         }

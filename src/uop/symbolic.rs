@@ -333,7 +333,9 @@ fn arg_cmp(a: &Arg, b: &Arg) -> Ordering {
         (Op(x), Op(y)) => x.cmp(y),
         (Range(i, t), Range(j, u)) => (i, t).cmp(&(j, u)),
         // Buffers only occur in tensor graphs; their order does not reach kernel code.
-        (Buffer(x), Buffer(y)) => (std::sync::Arc::as_ptr(&x.0) as *const u8).cmp(&(std::sync::Arc::as_ptr(&y.0) as *const u8)),
+        (Buffer(x), Buffer(y)) => {
+            (std::sync::Arc::as_ptr(&x.0) as *const u8).cmp(&(std::sync::Arc::as_ptr(&y.0) as *const u8))
+        }
         (Var(n, l, h), Var(m, l2, h2)) => (n, l, h).cmp(&(m, l2, h2)),
         (Special(k, d), Special(k2, d2)) => (*k as u8, d).cmp(&(*k2 as u8, d2)),
         _ => rank(a).cmp(&rank(b)),

@@ -185,10 +185,7 @@ impl Drop for UOpInner {
 
 /// Number of live interned nodes (for tests of freeing).
 pub fn live_uop_count() -> usize {
-    table()
-        .iter()
-        .map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).values().map(|v| v.len()).sum::<usize>())
-        .sum()
+    table().iter().map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).values().map(|v| v.len()).sum::<usize>()).sum()
 }
 
 impl UOp {
@@ -264,10 +261,7 @@ impl UOp {
     }
     /// The tensor shape of a tensor-level node; panics for kernel-level nodes.
     pub fn shape(&self) -> &[usize] {
-        self.0
-            .shape
-            .as_deref()
-            .unwrap_or_else(|| panic!("{:?} has no shape (kernel-level node)", self.op()))
+        self.0.shape.as_deref().unwrap_or_else(|| panic!("{:?} has no shape (kernel-level node)", self.op()))
     }
     pub fn try_shape(&self) -> Option<&[usize]> {
         self.0.shape.as_deref()
@@ -549,7 +543,8 @@ mod tests {
 
     #[test]
     fn unreferenced_nodes_are_freed() {
-        let in_table = |p: *const UOpInner| table().iter().any(|s| s.lock().unwrap().values().flatten().any(|w| w.as_ptr() == p));
+        let in_table =
+            |p: *const UOpInner| table().iter().any(|s| s.lock().unwrap().values().flatten().any(|w| w.as_ptr() == p));
         let (pa, pb);
         {
             let a = UOp::int(DType::I64, 918_273_645);

@@ -1,0 +1,154 @@
+//! Reverse-mode autodiff on the tensor graph: one rule per primitive op. Gradients are lazy
+//! graphs themselves, so a backward pass is scheduled and fused like any other computation.
+
+use crate::tensor::Tensor;
+use crate::uop::uop::toposort_many;
+use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp};
+
+/// Gradients of the sources of `node` given the gradient `g` of `node` (same shape). `None`
+/// for sources that get no gradient (conditions, integer indices, detached values).
+fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
+    let t = |u: &UOp| Tensor::from_uop(u.clone());
+    let src = node.src();
+    let out = || t(node);
+    let x = || t(&src[0]);
+    match node.op() {
+        Ops::ADD => vec![Some(g.clone()), Some(g.clone())],
+        Ops::SUB => vec![Some(g.clone()), Some(g.neg())],
+        Ops::MUL => vec![Some(g * t(&src[1])), Some(g * t(&src[0]))],
+        Ops::FDIV => {
+            let b = t(&src[1]);
+            vec![Some(g / &b), Some(-(g * t(&src[0])) / (&b * &b))]
+        }
+        Ops::NEG => vec![Some(g.neg())],
+        Ops::RECIP => vec![Some(-(g * out() * out()))],
+        Ops::SQRT => vec![Some(g / (out() * 2.0))],
+        Ops::EXP2 => vec![Some(g * out() * std::f64::consts::LN_2)],
+        Ops::LOG2 => vec![Some(g / (x() * std::f64::consts::LN_2))],
+        Ops::SIN => vec![Some(g * x().cos())],
+        Ops::TRUNC => vec![Some(g.zeros_like())],
+        Ops::MAX => {
+            // Ties share the gradient equally, as PyTorch's maximum does.
+            let (a, b) = (t(&src[0]), t(&src[1]));
+            let half = g * 0.5;
+            let ga = a.gt(&b).where_(g, &a.eq(&b).where_(&half, 0.0));
+            let gb = b.gt(&a).where_(g, &a.eq(&b).where_(&half, 0.0));
+            vec![Some(ga), Some(gb)]
+        }
+        Ops::WHERE => {
+            let c = t(&src[0]);
+            vec![None, Some(c.where_(g, 0.0)), Some(c.where_(0.0, g))]
+        }
+        Ops::MULACC => vec![Some(g * t(&src[1])), Some(g * t(&src[0])), Some(g.clone())],
+        Ops::CAST => vec![src[0].dtype().is_float().then(|| g.cast(src[0].dtype()))],
+        Ops::RESHAPE => vec![Some(g.reshape(src[0].shape().to_vec()))],
+        Ops::PERMUTE => {
+            let Arg::Axes(order) = node.arg() else { unreachable!() };
+            let mut inv = vec![0usize; order.len()];
+            for (i, &o) in order.iter().enumerate() {
+                inv[o] = i;
+            }
+            vec![Some(g.permute(inv))]
+        }
+        Ops::EXPAND => {
+            let ss = src[0].shape();
+            let axes: Vec<usize> = (0..ss.len()).filter(|&i| ss[i] != node.shape()[i]).collect();
+            vec![Some(g.sum_keepdim(axes))]
+        }
+        Ops::PAD => {
+            let Arg::Pairs(p) = node.arg() else { unreachable!() };
+            let r: Vec<(usize, usize)> = p.iter().zip(src[0].shape()).map(|((b, _), s)| (*b, b + s)).collect();
+            vec![Some(g.shrink(&r))]
+        }
+        Ops::SHRINK => {
+            let Arg::Pairs(p) = node.arg() else { unreachable!() };
+            let pads: Vec<(usize, usize)> = p.iter().zip(src[0].shape()).map(|((s, e), d)| (*s, d - e)).collect();
+            vec![Some(g.pad(&pads))]
+        }
+        Ops::FLIP => {
+            let Arg::Axes(axes) = node.arg() else { unreachable!() };
+            vec![Some(g.flip(axes.clone()))]
+        }
+        Ops::REDUCE_AXIS => {
+            let Arg::Reduce(op, axes) = node.arg() else { unreachable!() };
+            let shape = src[0].shape().to_vec();
+            let ge = g.expand(shape.clone());
+            match op {
+                Ops::ADD => vec![Some(ge)],
+                Ops::MAX => {
+                    // Split equally among the elements that reach the maximum.
+                    let mask = x().eq(&out().expand(shape.clone())).cast(g.dtype());
+                    let count = mask.sum_keepdim(axes.clone()).expand(shape);
+                    vec![Some(ge * mask / count)]
+                }
+                Ops::MUL => vec![Some(ge * prod_of_others(&x(), axes))],
+                _ => unreachable!("reduce op {op:?}"),
+            }
+        }
+        Ops::CONTIGUOUS => vec![Some(g.clone())],
+        Ops::COPY => vec![Some(g.to(src[0].device().unwrap_or("CPU")))],
+        // Comparisons, bitwise and integer ops have no gradient; DETACH stops it.
+        _ => vec![None; src.len()],
+    }
+}
+
+/// For each element, the product of the other elements along `axes` (zero-safe: no division).
+fn prod_of_others(x: &Tensor, axes: &[usize]) -> Tensor {
+    let shape = x.shape();
+    let n = shape.len();
+    let kept: Vec<usize> = (0..n).filter(|a| !axes.contains(a)).collect();
+    let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
+    let moved = x.permute(order.clone());
+    let lead: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
+    let r: usize = axes.iter().map(|&a| shape[a]).product();
+    let flat = moved.reshape(lead.iter().copied().chain([r]).collect::<Vec<_>>());
+    let mut big: Vec<usize> = lead.clone();
+    big.extend([r, r]);
+    let eye = Tensor::eye(r).cast(crate::DType::BOOL);
+    let others = eye.where_(1.0, flat.unsqueeze(-2).expand(big)).prod_axis(-1);
+    let mut inv = vec![0usize; n];
+    for (i, &o) in order.iter().enumerate() {
+        inv[o] = i;
+    }
+    let moved_shape: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
+    others.cast(x.dtype()).reshape(moved_shape).permute(inv)
+}
+
+/// Gradients of `root` with respect to each node in `targets`, given `root`'s gradient.
+pub fn compute_gradient(root: &UOp, root_grad: &Tensor, targets: &FxHashSet<UOp>) -> FxHashMap<UOp, Tensor> {
+    let topo = toposort_many(std::slice::from_ref(root));
+    // Only nodes on a path to a target need a gradient.
+    let mut needed: FxHashSet<UOp> = FxHashSet::default();
+    for n in &topo {
+        if n.op() == Ops::DETACH {
+            continue;
+        }
+        if targets.contains(n) || n.src().iter().any(|s| needed.contains(s)) {
+            needed.insert(n.clone());
+        }
+    }
+    let mut grads: FxHashMap<UOp, Tensor> = FxHashMap::default();
+    grads.insert(root.clone(), root_grad.clone());
+    let mut out = FxHashMap::default();
+    for n in topo.iter().rev() {
+        let Some(g) = grads.remove(n) else { continue };
+        if targets.contains(n) {
+            out.insert(n.clone(), g.clone());
+        }
+        if !n.src().iter().any(|s| needed.contains(s)) {
+            continue;
+        }
+        for (s, sg) in n.src().iter().zip(backward_rule(n, &g)) {
+            let Some(sg) = sg else { continue };
+            if !needed.contains(s) {
+                continue;
+            }
+            let acc = match grads.remove(s) {
+                Some(prev) => prev + sg,
+                None => sg,
+            };
+            grads.insert(s.clone(), acc);
+        }
+    }
+    out
+}
