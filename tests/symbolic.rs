@@ -287,9 +287,10 @@ impl Gen<'_> {
             }
             13 => &(&self.int(d) * &self.divisor()) + &self.int(d),
             _ => {
-                // A cast through i32 and back (value preserving only when in range).
+                // A cast through another dtype and back (value preserving only when in range).
                 let x = self.int(d);
-                x.cast(DType::I32).cast(self.dt)
+                let via = *self.rng.pick(&[DType::I8, DType::U8, DType::I16, DType::I32, DType::I64]);
+                x.cast(via).cast(self.dt)
             }
         }
     }

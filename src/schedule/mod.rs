@@ -37,7 +37,7 @@ pub struct Schedule {
 }
 
 /// The buffer a node already is, if it is a BUFFER or a whole-buffer reshape of one.
-fn existing_buffer(n: &UOp) -> Option<Arc<Buffer>> {
+pub fn existing_buffer(n: &UOp) -> Option<Arc<Buffer>> {
     match n.op() {
         Ops::BUFFER => Some(buffer_of(n.buffer()?)),
         Ops::RESHAPE | Ops::CONTIGUOUS | Ops::DETACH => {
@@ -73,6 +73,15 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
             mat.insert(n.src()[0].clone());
         }
     }
+    // An assign writes its target's buffer; its value must be read at the same index it is
+    // written, or from a copy made first.
+    for n in topo.iter().filter(|n| n.op() == Ops::ASSIGN) {
+        mat.insert(n.clone());
+        let value = &n.src()[1];
+        if !same_index_reads(value, &n.src()[0]) && existing_buffer(value).is_none() {
+            mat.insert(value.clone());
+        }
+    }
     // Users come before sources in reverse topological order, so each node's flag is final
     // when it is visited.
     let mut expanded_above: FxHashMap<UOp, bool> = FxHashMap::default();
@@ -87,6 +96,27 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     mat
 }
 
+/// Whether every read of `target`'s buffer inside `value` is elementwise at the written index:
+/// every path from `value` to it passes only elementwise ops and ends at `target` itself.
+fn same_index_reads(value: &UOp, target: &UOp) -> bool {
+    let Some(tb) = existing_buffer(target) else { return true };
+    let mut memo: FxHashMap<UOp, bool> = FxHashMap::default();
+    // `safe[n]`: n does not touch the target buffer except through `target` elementwise.
+    for n in toposort_many(std::slice::from_ref(value)) {
+        let ok = if &n == target {
+            true
+        } else if n.op() == Ops::BUFFER {
+            existing_buffer(&n).is_none_or(|b| !Arc::ptr_eq(&b, &tb))
+        } else {
+            let touches = |s: &UOp| !memo[s] || toposort_many(std::slice::from_ref(s)).iter().any(|x| x == target);
+            let elementwise = n.op().is_alu() || matches!(n.op(), Ops::CAST | Ops::BITCAST | Ops::DETACH);
+            n.src().iter().all(|s| memo[s] && (elementwise || !touches(s)))
+        };
+        memo.insert(n, ok);
+    }
+    memo[value]
+}
+
 /// Builds the schedule that realizes `outs`.
 pub fn create_schedule(outs: &[UOp]) -> Schedule {
     let topo = toposort_many(outs);
@@ -96,13 +126,19 @@ pub fn create_schedule(outs: &[UOp]) -> Schedule {
 
     let mut realized: FxHashMap<UOp, Arc<Buffer>> = FxHashMap::default();
     let mut items = Vec::new();
+    let mut reads: Vec<Vec<UOp>> = Vec::new();
+    let mut produces: Vec<UOp> = Vec::new();
     for n in &topo {
         if !mat.contains(n) {
             continue;
         }
         let device_name = n.device().unwrap_or_else(|| panic!("{:?} has no device", n.op())).to_string();
         let device = get_device(&device_name).unwrap_or_else(|e| panic!("{e}"));
-        let out = Buffer::new(device, n.dtype(), n.numel());
+        let out = if n.op() == Ops::ASSIGN {
+            existing_buffer(&n.src()[0]).unwrap_or_else(|| panic!("assign: the target must be realized (shape {:?})", n.shape()))
+        } else {
+            Buffer::new(device, n.dtype(), n.numel())
+        };
         if n.op() == Ops::COPY {
             let src = &n.src()[0];
             let sb = existing_buffer(src).or_else(|| realized.get(src).cloned()).expect("COPY source not realized");
@@ -115,12 +151,51 @@ pub fn create_schedule(outs: &[UOp]) -> Schedule {
         } else if n.numel() > 0 {
             let mut r = Rangeify::new(&realized, out.clone(), idx_dt);
             let ast = r.kernel(n);
+            reads.push(r.reads);
+            produces.push(n.clone());
             items.push(ScheduleItem { kind: ItemKind::Kernel, ast, bufs: r.bufs, device: device_name });
         }
         realized.insert(n.clone(), out);
     }
+    let items = order_items(items, &produces, &reads);
     let outputs = outs.iter().map(|o| existing_buffer(o).unwrap_or_else(|| realized[o].clone())).collect();
     Schedule { items, outputs }
+}
+
+/// Orders the items by their dependencies. Read-after-write: an item runs after the items
+/// producing the nodes it reads. Write-after-read: an assign overwrites memory that others may
+/// read in its old state, so it runs after every item reading its target's old buffer.
+fn order_items(items: Vec<ScheduleItem>, produces: &[UOp], reads: &[Vec<UOp>]) -> Vec<ScheduleItem> {
+    let n = items.len();
+    let producer: FxHashMap<&UOp, usize> = produces.iter().enumerate().map(|(i, u)| (u, i)).collect();
+    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, rd) in reads.iter().enumerate() {
+        deps[i].extend(rd.iter().filter_map(|u| producer.get(u).copied()));
+    }
+    for (a, node) in produces.iter().enumerate() {
+        if node.op() != Ops::ASSIGN {
+            continue;
+        }
+        let target = &items[a].bufs[0];
+        for (r, rd) in reads.iter().enumerate() {
+            let reads_old = rd.iter().any(|u| u.op() == Ops::BUFFER && existing_buffer(u).is_some_and(|b| Arc::ptr_eq(&b, target)));
+            if r != a && reads_old {
+                deps[a].push(r);
+            }
+        }
+    }
+    // Kahn's algorithm, preferring the original (topological) order.
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let i = (0..n)
+            .find(|&i| !done[i] && deps[i].iter().all(|&d| done[d]))
+            .expect("schedule: an assign's target is read after the assign and before it at once");
+        done[i] = true;
+        order.push(i);
+    }
+    let mut slots: Vec<Option<ScheduleItem>> = items.into_iter().map(Some).collect();
+    order.into_iter().map(|i| slots[i].take().expect("each item is placed once")).collect()
 }
 
 /// Number of kernels realizing `outs` would run (for fusion tests).

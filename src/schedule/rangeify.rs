@@ -11,6 +11,8 @@ pub(crate) struct Rangeify<'a> {
     realized: &'a FxHashMap<UOp, Arc<Buffer>>,
     /// Buffers this kernel uses, in DEFINE_GLOBAL order (output first).
     pub bufs: Vec<Arc<Buffer>>,
+    /// Graph nodes whose memory this kernel reads (materialized nodes and BUFFER leaves).
+    pub reads: Vec<UOp>,
     memo: FxHashMap<(UOp, Vec<UOp>, UOp), UOp>,
     next_range: u32,
     idx_dt: DType,
@@ -84,7 +86,7 @@ pub(crate) fn linear_index(shape: &[usize], idx: &[UOp], dt: DType) -> UOp {
 
 impl<'a> Rangeify<'a> {
     pub(crate) fn new(realized: &'a FxHashMap<UOp, Arc<Buffer>>, out: Arc<Buffer>, idx_dt: DType) -> Self {
-        Rangeify { realized, bufs: vec![out], memo: FxHashMap::default(), next_range: 0, idx_dt }
+        Rangeify { realized, bufs: vec![out], reads: Vec::new(), memo: FxHashMap::default(), next_range: 0, idx_dt }
     }
 
     fn buffer_param(&mut self, b: &Arc<Buffer>) -> UOp {
@@ -126,8 +128,12 @@ impl<'a> Rangeify<'a> {
                 })
                 .collect();
         self.next_range = shape.len() as u32;
-        let inner = if root.op() == Ops::CONTIGUOUS { &root.src()[0] } else { root };
-        let value = self.compute(inner, &idx, &UOp::bool(true));
+        let value = if matches!(root.op(), Ops::CONTIGUOUS | Ops::ASSIGN) {
+            // The stored value is the source (which may itself be materialized already).
+            self.value(root.src().last().expect("source"), &idx, &UOp::bool(true))
+        } else {
+            self.compute(root, &idx, &UOp::bool(true))
+        };
         let out = self.buffer_param(&self.bufs[0].clone());
         let addr = UOp::new(Ops::INDEX, root.dtype(), vec![out, linear_index(&shape, &idx, dt)], Arg::None);
         let store = UOp::new(Ops::STORE, DType::VOID, vec![addr, value], Arg::None);
@@ -138,6 +144,9 @@ impl<'a> Rangeify<'a> {
     fn value(&mut self, n: &UOp, idx: &[UOp], gate: &UOp) -> UOp {
         if let Some(b) = self.realized.get(n) {
             let b = b.clone();
+            if !self.reads.contains(n) {
+                self.reads.push(n.clone());
+            }
             let index = linear_index(n.shape(), idx, self.idx_dt);
             return self.load(&b, index, gate);
         }
@@ -159,6 +168,9 @@ impl<'a> Rangeify<'a> {
         let src_shape = || n.src()[0].shape().to_vec();
         match n.op() {
             Ops::BUFFER => {
+                if !self.reads.contains(n) {
+                    self.reads.push(n.clone());
+                }
                 let b = buffer_of(n.buffer().expect("BUFFER without buffer"));
                 self.load(&b, idx[0].clone(), gate)
             }

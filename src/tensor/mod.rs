@@ -1,6 +1,7 @@
 //! The front end: `Tensor`, a lazy handle on a node of the graph. Methods only build UOps;
 //! work happens at `realize()` or when data is read.
 
+mod assign;
 mod create;
 mod data;
 mod elementwise;
