@@ -135,6 +135,12 @@ impl CpuDevice {
         }
     }
 
+    /// Uses `dir` for the on-disk kernel cache instead of the user's cache directory.
+    pub fn with_cache_dir(mut self, dir: PathBuf) -> CpuDevice {
+        self.disk = dir;
+        self
+    }
+
     fn key(&self, src: &str) -> String {
         let flags = self.compiler.flags.join(" ");
         stable_hash_hex(&[self.compiler.cc.as_bytes(), flags.as_bytes(), src.as_bytes()])

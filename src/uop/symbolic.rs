@@ -645,10 +645,8 @@ fn int_mod(n: &UOp) -> Option<UOp> {
         _ => {}
     }
     // (y % m) % c == y % c for every y when c divides m.
-    if x.op() == Ops::MOD {
-        if x.src()[1].as_int().is_some_and(|m| m > 0 && m % c == 0) {
-            return Some(x.src()[0].modulo(&int(dt, c)));
-        }
+    if x.op() == Ops::MOD && x.src()[1].as_int().is_some_and(|m| m > 0 && m % c == 0) {
+        return Some(x.src()[0].modulo(&int(dt, c)));
     }
     // One quotient over x's whole range: x % c == x - q*c.
     let (lo, hi) = x.bounds();
@@ -796,7 +794,7 @@ fn cmp_eq_ne(n: &UOp) -> Option<UOp> {
         return Some(UOp::bool(ne));
     }
     let sign = if neg { -1 } else { 1 };
-    let target = d / g * sign as i128;
+    let target = d / g * sign;
     let xs = s.with(s.terms_div((g * sign) as i64), 0);
     xs.exact()?;
     fits(s.dt, target).then(|| UOp::alu(op, vec![xs.build(), int(s.dt, target as i64)]))
