@@ -19,6 +19,9 @@ pub enum Error {
     /// Reading data of one dtype as another.
     #[error("dtype mismatch: tensor is {have}, asked for {want}")]
     DType { have: String, want: String },
+    /// Misuse of TinyJit: other inputs than captured, reading data inside a capture.
+    #[error("{0}")]
+    Jit(String),
     #[error("{0}")]
     Other(String),
     #[error(transparent)]

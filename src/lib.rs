@@ -16,6 +16,7 @@ pub mod tensor;
 pub mod uop;
 
 pub use device::Device;
+pub use engine::jit::TinyJit;
 pub use error::{Error, Result};
 pub use tensor::Tensor;
 pub use uop::{ConstValue, DType, Element, Ops, UOp};

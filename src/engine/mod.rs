@@ -1,5 +1,7 @@
 //! Engine: realize a set of tensor nodes — schedule, compile (cached, batched), run, free.
 
+pub mod jit;
+
 use crate::codegen::{get_program, ProgramSpec};
 use crate::error::Result;
 use crate::helpers::{debug_level, fmt_time};
@@ -81,6 +83,26 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
     Ok(out)
 }
 
+/// One executable step: a kernel launch or a buffer copy.
+#[derive(Clone)]
+pub enum Step {
+    Kernel(CompiledKernel),
+    /// Copies `bufs[1]` into `bufs[0]`.
+    Copy,
+}
+
+impl Step {
+    pub fn run(&self, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
+        match self {
+            Step::Kernel(k) => run_kernel(k, bufs, device),
+            Step::Copy => {
+                let data = bufs[1].to_bytes()?;
+                bufs[0].copy_in(&data)
+            }
+        }
+    }
+}
+
 /// Runs one compiled kernel on its buffers.
 pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
     let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
@@ -113,13 +135,12 @@ pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
     // Memory planning: each item holds its buffers; dropping it after it runs releases the
     // intermediates whose last use it was, before later kernels allocate theirs.
     for (item, kernel) in sched.items.into_iter().zip(compiled) {
-        match item.kind {
-            ItemKind::Kernel => run_kernel(kernel.as_ref().expect("kernel not compiled"), &item.bufs, &item.device)?,
-            ItemKind::Copy => {
-                let data = item.bufs[1].to_bytes()?;
-                item.bufs[0].copy_in(&data)?;
-            }
-        }
+        let step = match item.kind {
+            ItemKind::Kernel => Step::Kernel(kernel.expect("kernel not compiled")),
+            ItemKind::Copy => Step::Copy,
+        };
+        step.run(&item.bufs, &item.device)?;
+        jit::record(step, item.bufs, item.device);
     }
     Ok(sched.outputs)
 }

@@ -9,9 +9,9 @@ pub mod rangeify;
 
 use crate::runtime::{buffer_of, get_device, Buffer};
 use crate::uop::uop::toposort_many;
-use crate::uop::{FxHashMap, FxHashSet, Ops, UOp};
+use crate::uop::{FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
 use rangeify::{index_dtype, Rangeify};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ItemKind {
@@ -36,10 +36,29 @@ pub struct Schedule {
     pub outputs: Vec<Arc<Buffer>>,
 }
 
-/// The buffer a node already is, if it is a BUFFER or a whole-buffer reshape of one.
+/// ASSIGN nodes that have been scheduled, and the buffer holding their result. A graph built
+/// later that still refers to such a node reads the buffer instead of assigning again.
+type AssignedMap = Mutex<FxHashMap<usize, (WeakUOp, Arc<Buffer>)>>;
+fn assigned() -> &'static AssignedMap {
+    static MAP: OnceLock<AssignedMap> = OnceLock::new();
+    MAP.get_or_init(|| Mutex::new(FxHashMap::default()))
+}
+
+fn record_assigned(n: &UOp, b: &Arc<Buffer>) {
+    let mut map = assigned().lock().unwrap_or_else(|e| e.into_inner());
+    map.retain(|_, (w, _)| w.is_alive());
+    map.insert(n.id(), (n.downgrade(), b.clone()));
+}
+
+/// The buffer a node already is: a BUFFER, a whole-buffer reshape of one, or an ASSIGN that has
+/// already been scheduled.
 pub fn existing_buffer(n: &UOp) -> Option<Arc<Buffer>> {
     match n.op() {
         Ops::BUFFER => Some(buffer_of(n.buffer()?)),
+        Ops::ASSIGN => {
+            let map = assigned().lock().unwrap_or_else(|e| e.into_inner());
+            map.get(&n.id()).filter(|(w, _)| w.upgrade().as_ref() == Some(n)).map(|(_, b)| b.clone())
+        }
         Ops::RESHAPE | Ops::CONTIGUOUS | Ops::DETACH => {
             let b = existing_buffer(&n.src()[0])?;
             (crate::uop::BufferObj::size(&*b) == n.numel()).then_some(b)
@@ -75,7 +94,7 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     }
     // An assign writes its target's buffer; its value must be read at the same index it is
     // written, or from a copy made first.
-    for n in topo.iter().filter(|n| n.op() == Ops::ASSIGN) {
+    for n in topo.iter().filter(|n| n.op() == Ops::ASSIGN && existing_buffer(n).is_none()) {
         mat.insert(n.clone());
         let value = &n.src()[1];
         if !same_index_reads(value, &n.src()[0]) && existing_buffer(value).is_none() {
@@ -155,6 +174,9 @@ pub fn create_schedule(outs: &[UOp]) -> Schedule {
             produces.push(n.clone());
             items.push(ScheduleItem { kind: ItemKind::Kernel, ast, bufs: r.bufs, device: device_name });
         }
+        if n.op() == Ops::ASSIGN {
+            record_assigned(n, &out);
+        }
         realized.insert(n.clone(), out);
     }
     let items = order_items(items, &produces, &reads);
@@ -178,7 +200,9 @@ fn order_items(items: Vec<ScheduleItem>, produces: &[UOp], reads: &[Vec<UOp>]) -
         }
         let target = &items[a].bufs[0];
         for (r, rd) in reads.iter().enumerate() {
-            let reads_old = rd.iter().any(|u| u.op() == Ops::BUFFER && existing_buffer(u).is_some_and(|b| Arc::ptr_eq(&b, target)));
+            let reads_old = rd
+                .iter()
+                .any(|u| !producer.contains_key(u) && existing_buffer(u).is_some_and(|b| Arc::ptr_eq(&b, target)));
             if r != a && reads_old {
                 deps[a].push(r);
             }

@@ -174,6 +174,15 @@ impl<'a> Rangeify<'a> {
                 let b = buffer_of(n.buffer().expect("BUFFER without buffer"));
                 self.load(&b, idx[0].clone(), gate)
             }
+            Ops::ASSIGN => {
+                // An assign scheduled by an earlier realize: its value is in the target buffer.
+                let b = super::existing_buffer(n).expect("rangeify: ASSIGN not scheduled");
+                if !self.reads.contains(n) {
+                    self.reads.push(n.clone());
+                }
+                let index = linear_index(n.shape(), idx, self.idx_dt);
+                self.load(&b, index, gate)
+            }
             Ops::CONST => UOp::cnst(n.dtype(), n.const_value().expect("CONST without value")),
             Ops::IOTA => idx[0].cast(n.dtype()),
             Ops::CONTIGUOUS | Ops::DETACH => self.value(&n.src()[0], idx, gate),

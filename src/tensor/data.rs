@@ -37,6 +37,11 @@ impl Tensor {
 
     /// The raw little-endian bytes of the elements.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        if engine::jit::is_capturing() {
+            return Err(Error::Jit(
+                "TinyJit: reading tensor data inside a captured function is not allowed (it would not be replayed)".into(),
+            ));
+        }
         self.buffer()?.to_bytes()
     }
 

@@ -13,6 +13,11 @@ mod reduce;
 mod shape_args;
 
 pub use create::with_default_device;
+
+/// A tensor-level view (BUFFER node, reshaped) of a runtime buffer.
+pub fn buffer_view_pub(b: std::sync::Arc<crate::runtime::Buffer>, shape: &[usize]) -> UOp {
+    create::buffer_view(b, shape)
+}
 pub use elementwise::Operand;
 pub use grad::{is_no_grad, no_grad};
 pub use shape_args::{IntoAxes, IntoShape};

@@ -12,4 +12,4 @@ pub mod uop;
 
 pub use dtype::{ConstValue, DType, Element, Scalar};
 pub use ops::{AxisType, Ops};
-pub use uop::{Arg, BufferHandle, BufferObj, FxHashMap, FxHashSet, SpecialKind, UOp};
+pub use uop::{Arg, BufferHandle, BufferObj, FxHashMap, FxHashSet, SpecialKind, UOp, WeakUOp};

@@ -428,43 +428,77 @@ impl Sum {
         }
     }
 
-    /// Replaces one pair of terms by its combination, if any: `(y/c)·cm + (y%c)·m = y·m`
-    /// (C's `y == (y/c)*c + y%c` for every y) and `((y/a)%b)·am + (y%a)·m = (y%(ab))·m`
-    /// (a, b > 0; also for every y). Returns whether it did.
+    /// Replaces one pair of terms by its combination (see [`Sum::find_join`]); returns whether
+    /// it did.
     fn join_divmod(&mut self) -> bool {
-        for i in 0..self.terms.len() {
-            let (md, m) = (&self.terms[i].0, self.terms[i].1);
+        let Some((i, j, new)) = self.find_join() else { return false };
+        let m = self.terms[i].1;
+        self.terms.remove(i.max(j));
+        self.terms.remove(i.min(j));
+        self.terms.push((new, m));
+        true
+    }
+
+    /// A pair of terms `(i, j)` that combines into one term `(new, coef of i)`:
+    /// `(y/a)·am + (y%a)·m = y·m` (C's `y == (y/a)*a + y%a` for every y) and
+    /// `((y/a)%b)·am + (y%a)·m = (y%(ab))·m` (a, b > 0; also for every y).
+    fn find_join(&self) -> Option<(usize, usize, UOp)> {
+        for (i, (md, m)) in self.terms.iter().enumerate() {
             let Some(a) = (md.op() == Ops::MOD).then(|| md.src()[1].as_int()).flatten() else { continue };
             let y = &md.src()[0];
-            let want = self.wrap(a.wrapping_mul(m));
-            for j in 0..self.terms.len() {
-                let (other, k) = (&self.terms[j].0, self.terms[j].1);
-                if j == i || k != want || other.src().len() != 2 || other.src()[1].as_int().is_none() {
+            let want = self.wrap(a.wrapping_mul(*m));
+            let divides_y = |u: &UOp| u.op() == Ops::IDIV && u.src()[0] == *y && u.src()[1].as_int() == Some(a);
+            for (j, (other, k)) in self.terms.iter().enumerate() {
+                if j == i || *k != want {
                     continue;
                 }
-                let joined = if other.op() == Ops::IDIV && other.src()[0] == *y && other.src()[1].as_int() == Some(a) {
-                    // (y/a)*a*m + (y%a)*m
-                    Some(y.clone())
-                } else if other.op() == Ops::MOD && a > 0 {
-                    // ((y/a)%b)*a*m + (y%a)*m with b > 0 and a*b in range
-                    let (inner, b) = (&other.src()[0], other.src()[1].as_int().unwrap_or(0));
+                if divides_y(other) {
+                    return Some((i, j, y.clone()));
+                }
+                if other.op() == Ops::MOD && a > 0 && divides_y(&other.src()[0]) {
+                    let b = other.src()[1].as_int().unwrap_or(0);
                     let ab = a as i128 * b as i128;
-                    let fits = ab <= self.dt.int_range().1;
-                    let is_div = inner.op() == Ops::IDIV && inner.src()[0] == *y && inner.src()[1].as_int() == Some(a);
-                    (b > 0 && fits && is_div).then(|| y.modulo(&y.c(ab as i64)))
-                } else {
-                    None
-                };
-                if let Some(new) = joined {
-                    let (hi, lo) = (i.max(j), i.min(j));
-                    self.terms.remove(hi);
-                    self.terms.remove(lo);
-                    self.terms.push((new, m));
-                    return true;
+                    if b > 0 && ab <= self.dt.int_range().1 {
+                        return Some((i, j, y.modulo(&y.c(ab as i64))));
+                    }
                 }
             }
         }
-        false
+        None
+    }
+
+    /// Whether `n` is exactly what [`Sum::normalize`] then [`Sum::build`] would give for these
+    /// terms: the common case, checked without building (or interning) anything.
+    fn is_canonical(&self, n: &UOp) -> bool {
+        let normal = self.terms.iter().all(|(_, c)| *c != 0)
+            && self.terms.windows(2).all(|w| node_cmp(&w[0].0, &w[1].0) == Ordering::Less)
+            && self.find_join().is_none();
+        if !normal || self.terms.is_empty() {
+            return false;
+        }
+        let mut cur = n;
+        if self.konst != 0 {
+            if cur.op() != Ops::ADD || cur.src()[1].as_int() != Some(self.konst) {
+                return false;
+            }
+            cur = &cur.src()[0];
+        }
+        for (i, (b, c)) in self.terms.iter().enumerate().rev() {
+            let t = if i == 0 {
+                cur
+            } else if cur.op() == Ops::ADD {
+                let t = &cur.src()[1];
+                cur = &cur.src()[0];
+                t
+            } else {
+                return false;
+            };
+            let built = if *c == 1 { t == b } else { split_term(t) == (b.clone(), *c) && t.op() == Ops::MUL };
+            if !built {
+                return false;
+            }
+        }
+        true
     }
 
     /// The canonical node: a left-leaning ADD chain of the terms, then the constant.
@@ -522,6 +556,9 @@ fn fits(dt: DType, v: i128) -> bool {
 /// ADD into canonical form: flatten, combine like terms, sort, constant last.
 fn int_add(n: &UOp) -> Option<UOp> {
     let mut s = Sum::of(n)?;
+    if s.is_canonical(n) {
+        return None;
+    }
     s.normalize();
     Some(s.build())
 }

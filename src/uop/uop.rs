@@ -100,6 +100,19 @@ pub(crate) struct UOpInner {
     bounds: Option<(i64, i64)>,
 }
 
+/// A weak reference to a node: does not keep it alive.
+#[derive(Clone)]
+pub struct WeakUOp(Weak<UOpInner>);
+
+impl WeakUOp {
+    pub fn upgrade(&self) -> Option<UOp> {
+        self.0.upgrade().map(UOp)
+    }
+    pub fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+}
+
 /// A node of the IR: a cheap, clonable, interned handle.
 #[derive(Clone)]
 pub struct UOp(Arc<UOpInner>);
@@ -254,6 +267,9 @@ impl UOp {
     }
     pub fn arg(&self) -> &Arg {
         &self.0.arg
+    }
+    pub fn downgrade(&self) -> WeakUOp {
+        WeakUOp(Arc::downgrade(&self.0))
     }
     /// A process-unique id (the node's address).
     pub fn id(&self) -> usize {

@@ -1,0 +1,392 @@
+//! The PyTorch-checked op suite. Each group of cases has a fixture written by PyTorch
+//! (`tests/fixtures/torch/<group>.json`, made by `scripts/torch_fixtures/gen.py`) and a table of
+//! ferrograd closures (`tests/torch/<group>.rs`); this harness runs every closure on the
+//! fixture's inputs on every device and compares the output and the input gradients of
+//! `out.sum()` with PyTorch's. The format is in `scripts/TORCH_SUITE_FORMAT.md`.
+//!
+//! One test per group and device: `cargo test --test torch_ops elementwise` runs a group,
+//! `cargo test --test torch_ops interp` every group on the interpreter. A failing group lists
+//! every failing case with what differed.
+
+mod torch;
+
+use ferrograd::tensor::with_default_device;
+use ferrograd::{DType, Element, Tensor};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use torch::{CaseFn, GROUPS, KNOWN_FAILURES, SKIPS};
+
+/// One #[test] per group and device, named `<group>::cpu` and `<group>::interp`. Every group of
+/// `torch::GROUPS` must be listed here (checked by `every_group_has_tests`).
+macro_rules! group_tests {
+    ($($group:ident),* $(,)?) => {
+        const TESTED_GROUPS: &[&str] = &[$(stringify!($group)),*];
+        $(
+            mod $group {
+                #[test]
+                fn cpu() {
+                    crate::run_group(stringify!($group), "CPU");
+                }
+                #[test]
+                fn interp() {
+                    crate::run_group(stringify!($group), "INTERP");
+                }
+            }
+        )*
+    };
+}
+
+group_tests!(elementwise, movement, reduce);
+
+#[test]
+fn every_group_has_tests_and_a_fixture() {
+    let dir = fixture_dir();
+    for (g, _) in GROUPS {
+        assert!(TESTED_GROUPS.contains(g), "group {g} is in torch::GROUPS but not in group_tests!(..)");
+        assert!(dir.join(format!("{g}.json")).exists(), "group {g} has no fixture: run scripts/torch_fixtures/gen.py {g}");
+    }
+    for g in TESTED_GROUPS {
+        assert!(GROUPS.iter().any(|(n, _)| n == g), "group_tests!({g}) has no entry in torch::GROUPS");
+    }
+    for entry in std::fs::read_dir(&dir).expect("tests/fixtures/torch exists") {
+        let name = entry.expect("readable dir entry").file_name().to_string_lossy().into_owned();
+        if let Some(g) = name.strip_suffix(".json") {
+            assert!(GROUPS.iter().any(|(n, _)| *n == g), "fixture {name} has no group in torch::GROUPS");
+        }
+    }
+}
+
+// ---------------------------------------------------------------- fixtures
+
+fn fixture_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/torch")
+}
+
+/// Flat row-major values of a fixture tensor.
+#[derive(Clone, Debug)]
+enum Data {
+    Float(Vec<f64>),
+    Int(Vec<i128>),
+    Bool(Vec<bool>),
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Data::Float(v) => v.len(),
+            Data::Int(v) => v.len(),
+            Data::Bool(v) => v.len(),
+        }
+    }
+    fn show(&self, i: usize) -> String {
+        match self {
+            Data::Float(v) => format!("{:?}", v[i]),
+            Data::Int(v) => v[i].to_string(),
+            Data::Bool(v) => v[i].to_string(),
+        }
+    }
+}
+
+struct Fixture {
+    shape: Vec<usize>,
+    dtype: DType,
+    data: Data,
+}
+
+struct CaseSpec {
+    name: String,
+    inputs: Vec<Fixture>,
+    output: Fixture,
+    grads: Vec<Option<Fixture>>,
+    tol: (f64, f64),
+    grad_tol: (f64, f64),
+}
+
+fn dtype_named(name: &str) -> Result<DType, String> {
+    DType::ALL.iter().copied().find(|d| d.name() == name).ok_or_else(|| format!("unknown dtype {name:?}"))
+}
+
+fn parse_float(v: &Value) -> Result<f64, String> {
+    match v {
+        Value::Number(n) => n.as_f64().ok_or_else(|| format!("bad float {n}")),
+        Value::String(s) if s == "nan" => Ok(f64::NAN),
+        Value::String(s) if s == "inf" => Ok(f64::INFINITY),
+        Value::String(s) if s == "-inf" => Ok(f64::NEG_INFINITY),
+        other => Err(format!("bad float {other}")),
+    }
+}
+
+fn parse_fixture(v: &Value) -> Result<Fixture, String> {
+    let shape: Vec<usize> = v["shape"]
+        .as_array()
+        .ok_or("tensor without shape")?
+        .iter()
+        .map(|d| d.as_u64().map(|d| d as usize).ok_or_else(|| format!("bad dim {d}")))
+        .collect::<Result<_, _>>()?;
+    let dtype = dtype_named(v["dtype"].as_str().ok_or("tensor without dtype")?)?;
+    let raw = v["data"].as_array().ok_or("tensor without data")?;
+    let data = if dtype.is_float() {
+        Data::Float(raw.iter().map(parse_float).collect::<Result<_, _>>()?)
+    } else if dtype.is_bool() {
+        Data::Bool(raw.iter().map(|b| b.as_bool().ok_or_else(|| format!("bad bool {b}"))).collect::<Result<_, _>>()?)
+    } else {
+        let int = |x: &Value| -> Result<i128, String> {
+            x.as_i64().map(i128::from).or_else(|| x.as_u64().map(i128::from)).ok_or_else(|| format!("bad int {x}"))
+        };
+        Data::Int(raw.iter().map(int).collect::<Result<_, _>>()?)
+    };
+    let n: usize = shape.iter().product();
+    if data.len() != n {
+        return Err(format!("shape {shape:?} needs {n} values, data has {}", data.len()));
+    }
+    Ok(Fixture { shape, dtype, data })
+}
+
+fn parse_case(v: &Value) -> Result<CaseSpec, String> {
+    let name = v["name"].as_str().ok_or("case without name")?.to_string();
+    let ctx = |e: String| format!("case {name}: {e}");
+    let list = |key: &str| v[key].as_array().cloned().ok_or_else(|| ctx(format!("no {key} list")));
+    let inputs = list("inputs")?.iter().map(parse_fixture).collect::<Result<Vec<_>, _>>().map_err(ctx)?;
+    let grads = list("grads")?
+        .iter()
+        .map(|g| if g.is_null() { Ok(None) } else { parse_fixture(g).map(Some) })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ctx)?;
+    if grads.len() != inputs.len() {
+        return Err(ctx(format!("{} grads for {} inputs", grads.len(), inputs.len())));
+    }
+    let output = parse_fixture(&v["output"]).map_err(ctx)?;
+    let num = |key: &str| v[key].as_f64().ok_or_else(|| ctx(format!("no {key}")));
+    Ok(CaseSpec {
+        inputs,
+        output,
+        grads,
+        tol: (num("atol")?, num("rtol")?),
+        grad_tol: (num("grad_atol")?, num("grad_rtol")?),
+        name,
+    })
+}
+
+fn load_group(group: &str) -> Result<Vec<CaseSpec>, String> {
+    let path = fixture_dir().join(format!("{group}.json"));
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: {e} (run scripts/torch_fixtures/gen.py {group})", path.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if v["group"].as_str() != Some(group) {
+        return Err(format!("{}: \"group\" is {}, not {group:?}", path.display(), v["group"]));
+    }
+    v["cases"].as_array().ok_or("no \"cases\" list")?.iter().map(parse_case).collect()
+}
+
+// ---------------------------------------------------------------- tensors
+
+fn typed<T: Element>(data: &[T], shape: &[usize], dev: &str) -> Tensor {
+    Tensor::from_slice_on(data, shape, dev)
+}
+
+/// The fixture's values as a tensor of its dtype on `dev`.
+fn make_tensor(f: &Fixture, dev: &str) -> Tensor {
+    let s = &f.shape[..];
+    macro_rules! conv {
+        ($v:expr, $t:ty, $map:expr) => {
+            typed::<$t>(&$v.iter().map($map).collect::<Vec<$t>>(), s, dev)
+        };
+    }
+    match (&f.data, f.dtype) {
+        (Data::Float(v), DType::F32) => conv!(v, f32, |&x| x as f32),
+        (Data::Float(v), DType::F64) => conv!(v, f64, |&x| x),
+        (Data::Float(v), DType::F16) => conv!(v, half::f16, |&x| half::f16::from_f64(x)),
+        (Data::Float(v), DType::BF16) => conv!(v, half::bf16, |&x| half::bf16::from_f64(x)),
+        (Data::Int(v), DType::I8) => conv!(v, i8, |&x| x as i8),
+        (Data::Int(v), DType::I16) => conv!(v, i16, |&x| x as i16),
+        (Data::Int(v), DType::I32) => conv!(v, i32, |&x| x as i32),
+        (Data::Int(v), DType::I64) => conv!(v, i64, |&x| x as i64),
+        (Data::Int(v), DType::U8) => conv!(v, u8, |&x| x as u8),
+        (Data::Int(v), DType::U16) => conv!(v, u16, |&x| x as u16),
+        (Data::Int(v), DType::U32) => conv!(v, u32, |&x| x as u32),
+        (Data::Int(v), DType::U64) => conv!(v, u64, |&x| x as u64),
+        (Data::Bool(v), DType::BOOL) => typed(v, s, dev),
+        (_, dt) => panic!("fixture data does not match dtype {dt}"),
+    }
+}
+
+/// A tensor's values (realizing it), exactly for every dtype.
+fn read_tensor(t: &Tensor) -> Result<Data, String> {
+    fn get<T: Element>(t: &Tensor) -> Result<Vec<T>, String> {
+        t.to_vec::<T>().map_err(|e| format!("reading the result failed: {e}"))
+    }
+    fn ints<T: Element + Into<i128>>(t: &Tensor) -> Result<Data, String> {
+        Ok(Data::Int(get::<T>(t)?.into_iter().map(Into::into).collect()))
+    }
+    Ok(match t.dtype() {
+        DType::F32 => Data::Float(get::<f32>(t)?.into_iter().map(f64::from).collect()),
+        DType::F64 => Data::Float(get::<f64>(t)?),
+        DType::F16 => Data::Float(get::<half::f16>(t)?.into_iter().map(f64::from).collect()),
+        DType::BF16 => Data::Float(get::<half::bf16>(t)?.into_iter().map(f64::from).collect()),
+        DType::I8 => ints::<i8>(t)?,
+        DType::I16 => ints::<i16>(t)?,
+        DType::I32 => ints::<i32>(t)?,
+        DType::I64 => ints::<i64>(t)?,
+        DType::U8 => ints::<u8>(t)?,
+        DType::U16 => ints::<u16>(t)?,
+        DType::U32 => ints::<u32>(t)?,
+        DType::U64 => ints::<u64>(t)?,
+        DType::BOOL => Data::Bool(get::<bool>(t)?),
+        dt => return Err(format!("cannot read dtype {dt}")),
+    })
+}
+
+fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for a in (0..shape.len()).rev() {
+        idx[a] = i % shape[a];
+        i /= shape[a];
+    }
+    idx
+}
+
+/// Whether `got` matches `want`: `|got - want| <= atol + rtol * |want|` for floats (NaN matches
+/// NaN, infinities must be equal), exact for ints and bools.
+fn close(got: &Data, want: &Data, i: usize, (atol, rtol): (f64, f64)) -> bool {
+    match (got, want) {
+        (Data::Float(g), Data::Float(w)) => {
+            let (g, w) = (g[i], w[i]);
+            (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= atol + rtol * w.abs()
+        }
+        (Data::Int(g), Data::Int(w)) => g[i] == w[i],
+        (Data::Bool(g), Data::Bool(w)) => g[i] == w[i],
+        _ => false,
+    }
+}
+
+/// Compares shape, dtype and values; the error names the first few differing elements.
+fn compare(what: &str, got: &Tensor, want: &Fixture, tol: (f64, f64)) -> Result<(), String> {
+    if got.shape() != want.shape || got.dtype() != want.dtype {
+        return Err(format!(
+            "{what}: got shape {:?} dtype {}, want shape {:?} dtype {}",
+            got.shape(),
+            got.dtype(),
+            want.shape,
+            want.dtype
+        ));
+    }
+    let vals = read_tensor(got).map_err(|e| format!("{what}: {e}"))?;
+    let bad: Vec<usize> = (0..want.data.len()).filter(|&i| !close(&vals, &want.data, i, tol)).collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<String> = bad
+        .iter()
+        .take(4)
+        .map(|&i| format!("{:?}: got {} want {}", unravel(i, &want.shape), vals.show(i), want.data.show(i)))
+        .collect();
+    Err(format!(
+        "{what}: {} of {} elements differ (shape {:?}, {}, atol {:e}, rtol {:e}): {}",
+        bad.len(),
+        want.data.len(),
+        want.shape,
+        want.dtype,
+        tol.0,
+        tol.1,
+        shown.join("; ")
+    ))
+}
+
+// ---------------------------------------------------------------- running
+
+/// Runs one case on one device: output, then the gradients of `out.sum()`.
+fn run_case(spec: &CaseSpec, f: CaseFn, dev: &str) -> Result<(), String> {
+    with_default_device(dev, || {
+        let inputs: Vec<Tensor> = spec
+            .inputs
+            .iter()
+            .zip(&spec.grads)
+            .map(|(x, g)| {
+                let t = make_tensor(x, dev);
+                if g.is_some() {
+                    t.requires_grad()
+                } else {
+                    t
+                }
+            })
+            .collect();
+        let out = f(&inputs);
+        let mut errs: Vec<String> = compare("output", &out, &spec.output, spec.tol).err().into_iter().collect();
+        if spec.grads.iter().any(Option::is_some) {
+            out.sum().backward();
+            for (i, (x, want)) in inputs.iter().zip(&spec.grads).enumerate() {
+                let Some(want) = want else { continue };
+                // An input the output does not depend on gets no gradient: PyTorch's is zeros.
+                let got = x.grad().unwrap_or_else(|| x.zeros_like());
+                errs.extend(compare(&format!("grad of input {i}"), &got, want, spec.grad_tol).err());
+            }
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs.join("\n      "))
+        }
+    })
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+}
+
+/// Runs every case of `group` on `dev`, then panics listing all failures (if any).
+fn run_group(group: &str, dev: &str) {
+    let cases_fn = GROUPS.iter().find(|(g, _)| *g == group).unwrap_or_else(|| panic!("no group {group} in GROUPS")).1;
+    let specs = load_group(group).unwrap_or_else(|e| panic!("{group}: {e}"));
+    let closures = cases_fn();
+    let mut failures: Vec<String> = Vec::new();
+    let mut by_name: HashMap<&str, CaseFn> = HashMap::new();
+    for &(name, f) in &closures {
+        if by_name.insert(name, f).is_some() {
+            failures.push(format!("{name}: two closures with this name in tests/torch/{group}.rs"));
+        }
+    }
+    let fixture_names: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    for (name, _) in &closures {
+        if !fixture_names.contains(name) {
+            failures.push(format!("{name}: closure without a fixture case (run gen.py {group})"));
+        }
+    }
+    let (mut passed, mut known, mut skipped) = (0, Vec::new(), Vec::new());
+    for spec in &specs {
+        let name = spec.name.as_str();
+        if let Some(s) = SKIPS.iter().find(|s| s.matches(group, name, dev)) {
+            skipped.push(format!("{name} ({})", s.why));
+            continue;
+        }
+        let Some(&f) = by_name.get(name) else {
+            failures.push(format!("{name}: fixture case without a closure in tests/torch/{group}.rs"));
+            continue;
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| run_case(spec, f, dev)))
+            .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(&*p))));
+        let kf = KNOWN_FAILURES.iter().find(|k| k.matches(group, name, dev));
+        match (result, kf) {
+            (Ok(()), None) => passed += 1,
+            (Ok(()), Some(_)) => failures.push(format!("{name}: passes now; remove it from KNOWN_FAILURES")),
+            (Err(e), Some(k)) => known.push(format!("{name} ({}): {e}", k.bug)),
+            (Err(e), None) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    let summary = format!(
+        "torch suite, {group} on {dev}: {passed} passed, {} failed, {} known failures, {} skipped",
+        failures.len(),
+        known.len(),
+        skipped.len()
+    );
+    println!("{summary}");
+    for k in &known {
+        println!("  known failure: {k}");
+    }
+    for s in &skipped {
+        println!("  skipped: {s}");
+    }
+    if !failures.is_empty() {
+        panic!("{summary}\n  {}", failures.join("\n  "));
+    }
+}
