@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod gradient;
 pub mod helpers;
+pub mod nn;
 pub mod renderer;
 pub mod runtime;
 pub mod schedule;

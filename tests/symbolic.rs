@@ -76,6 +76,21 @@ fn identities() {
 }
 
 #[test]
+fn vectors_and_tensor_level_nodes_keep_their_types() {
+    // x < x on vectors stays a vector (a scalar `false` would change the dtype).
+    let v4 = UOp::new(Ops::DEFINE_VAR, DType::F32.vec(4), vec![], Arg::Var("v".into(), 0, 0));
+    let lt = v4.lt(&v4);
+    assert_eq!(simplify(&lt).dtype(), DType::BOOL.vec(4));
+    let i4 = UOp::new(Ops::DEFINE_VAR, DType::I32.vec(4), vec![], Arg::Var("i".into(), 0, 0));
+    assert_eq!(simplify(&i4.eq_(&i4)).dtype(), DType::BOOL.vec(4));
+    // Tensor-level nodes (with a shape) are left alone: a kernel-level constant has no shape.
+    let dev = UOp::new(Ops::DEVICE, DType::VOID, vec![], Arg::Str("CPU".into()));
+    let c = UOp::new(Ops::CONST, DType::I32, vec![dev], Arg::Const(ConstValue::Int(3)));
+    let sum = &c + &c;
+    assert_eq!(simplify(&sum), sum);
+}
+
+#[test]
 fn like_terms_combine() {
     let (x, y) = (var("x", -5, 7), var("y", 0, 3));
     assert_eq!(simplify(&(&(&x * 3) + &(&x * 5))), simplify(&(&x * 8)));

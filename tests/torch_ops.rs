@@ -312,9 +312,13 @@ fn run_case(spec: &CaseSpec, f: CaseFn, dev: &str) -> Result<(), String> {
             })
             .collect();
         let out = f(&inputs);
-        let mut errs: Vec<String> = compare("output", &out, &spec.output, spec.tol).err().into_iter().collect();
-        if spec.grads.iter().any(Option::is_some) {
+        // Backward before reading anything: realizing `out` cuts it off from its graph.
+        let want_grads = spec.grads.iter().any(Option::is_some);
+        if want_grads {
             out.sum().backward();
+        }
+        let mut errs: Vec<String> = compare("output", &out, &spec.output, spec.tol).err().into_iter().collect();
+        if want_grads {
             for (i, (x, want)) in inputs.iter().zip(&spec.grads).enumerate() {
                 let Some(want) = want else { continue };
                 // An input the output does not depend on gets no gradient: PyTorch's is zeros.

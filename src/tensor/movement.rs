@@ -3,7 +3,7 @@
 
 use super::shape_args::{resolve_axes, resolve_axis};
 use super::{IntoAxes, IntoShape, Tensor};
-use crate::uop::{Arg, Ops, UOp};
+use crate::uop::{Arg, ConstValue, DType, Ops, UOp};
 
 impl Tensor {
     fn movement(&self, op: Ops, arg: Arg) -> Tensor {
@@ -103,6 +103,58 @@ impl Tensor {
             return self.clone();
         }
         self.movement(Ops::PAD, Arg::Pairs(pads.to_vec()))
+    }
+
+    /// Pads each axis with `(before, after)` elements of `value`; a negative amount removes
+    /// elements instead (as PyTorch's constant `pad`). A nonzero fill is a `where` on a padded
+    /// mask, so it fuses into the kernel that reads it.
+    pub fn pad_constant(&self, pads: &[(isize, isize)], value: f64) -> Tensor {
+        self.pad_fill(pads, ConstValue::Float(value).cast(self.dtype()))
+    }
+
+    /// Like `pad_constant` with the lowest value of the dtype (`-inf` for floats): the padding
+    /// max pooling needs.
+    pub(crate) fn pad_lowest(&self, pads: &[(isize, isize)]) -> Tensor {
+        self.pad_fill(pads, Ops::MAX.reduce_identity(self.dtype()))
+    }
+
+    fn pad_fill(&self, pads: &[(isize, isize)], fill: ConstValue) -> Tensor {
+        let shape = self.shape();
+        assert_eq!(pads.len(), shape.len(), "pad: {} (before, after) pairs for shape {shape:?}", pads.len());
+        let cut: Vec<(usize, usize)> = pads
+            .iter()
+            .zip(&shape)
+            .map(|(&(b, a), &d)| {
+                let (s, e) = ((-b).max(0), d as isize - (-a).max(0));
+                assert!(s <= e, "pad: negative padding {pads:?} removes more than shape {shape:?} has");
+                (s as usize, e as usize)
+            })
+            .collect();
+        let grow: Vec<(usize, usize)> = pads.iter().map(|&(b, a)| (b.max(0) as usize, a.max(0) as usize)).collect();
+        let x = self.shrink(&cut);
+        let zero = ConstValue::Int(0).cast(self.dtype());
+        if fill == zero || grow.iter().all(|&(b, a)| b == 0 && a == 0) {
+            return x.pad(&grow);
+        }
+        let dev = x.device();
+        let mask = Tensor::full_on(x.shape(), ConstValue::Bool(true), DType::BOOL, &dev).pad(&grow);
+        mask.where_(&x.pad(&grow), &Tensor::full_on([0usize; 0], fill, self.dtype(), &dev))
+    }
+
+    /// Repeats the whole tensor `repeats[i]` times along axis `i` (PyTorch's `repeat`; extra
+    /// leading entries add axes). No copy: a reshape, an expand and a reshape.
+    pub fn repeat(&self, repeats: &[usize]) -> Tensor {
+        let shape = self.shape();
+        assert!(
+            repeats.len() >= shape.len(),
+            "repeat: {} repeats for shape {shape:?} (need at least one per axis)",
+            repeats.len()
+        );
+        let base: Vec<usize> = std::iter::repeat_n(1, repeats.len() - shape.len()).chain(shape.iter().copied()).collect();
+        let split: Vec<usize> = base.iter().flat_map(|&b| [1, b]).collect();
+        let expanded: Vec<usize> = repeats.iter().zip(&base).flat_map(|(&r, &b)| [r, b]).collect();
+        let fin: Vec<usize> = repeats.iter().zip(&base).map(|(&r, &b)| r * b).collect();
+        self.reshape(split).expand(expanded).reshape(fin)
     }
 
     /// Keeps `start..end` of each axis.

@@ -122,7 +122,7 @@ pub fn symbolic_rules() -> PatternMatcher<()> {
         rule((x() * UPat::cnst_int(1)).check(kernel), |b| Some(b["x"].clone())),
         rule(x().max(x()).check(kernel), |b| Some(b["x"].clone())),
         rule(UPat::var("c").where_(x(), x()).check(kernel), |b| Some(b["x"].clone())),
-        rule(x().lt(x()).check(kernel), |_| Some(UOp::bool(false))),
+        rule(x().lt(x()).check(kernel_scalar), |_| Some(UOp::bool(false))),
         rule(-(-x()), |b| Some(b["x"].clone())),
         rule(n(Ops::CAST).check(kernel), |b| cast_rule(&b["n"])),
         rule(n(Ops::WHERE).check(kernel), |b| where_rule(&b["n"])),
@@ -802,7 +802,7 @@ fn cmp_eq_ne(n: &UOp) -> Option<UOp> {
         return Some(UOp::alu(op, vec![b.clone(), a.clone()]));
     }
     let ne = op == Ops::CMPNE;
-    if a == b && (a.dtype().is_int() || a.dtype().is_bool()) {
+    if a == b && n.dtype() == DType::BOOL && (a.dtype().is_int() || a.dtype().is_bool()) {
         return Some(UOp::bool(!ne));
     }
     if a.dtype() == DType::BOOL {
