@@ -1,5 +1,6 @@
 //! Errors from the environment (devices, compilers, files). Programmer errors panic instead.
 
+use std::path::PathBuf;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -22,6 +23,19 @@ pub enum Error {
     /// Misuse of TinyJit: other inputs than captured, reading data inside a capture.
     #[error("{0}")]
     Jit(String),
+    /// A file that is there but cannot be used: truncated or corrupt weights or data, a wrong
+    /// checksum, a dtype ferrograd does not hold. The message says what is wrong and what to do.
+    #[error("{}: {message}", path.display())]
+    Format { path: PathBuf, message: String },
+    /// Opening, reading or writing the file at `path` failed.
+    #[error("{}: {source}", path.display())]
+    File { path: PathBuf, source: std::io::Error },
+    /// Something needed (a data set, a file) is not there; `help` says where to put it.
+    #[error("{what} not found. {help}")]
+    NotFound { what: String, help: String },
+    /// `load_state_dict` found keys or tensors that do not fit the model (all listed at once).
+    #[error("{}", state_dict_message(missing, unexpected, mismatched))]
+    StateDict { missing: Vec<String>, unexpected: Vec<String>, mismatched: Vec<String> },
     #[error("{0}")]
     Other(String),
     #[error(transparent)]
@@ -29,3 +43,22 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// One line per problem, so a user sees every bad key of a checkpoint at once.
+fn state_dict_message(missing: &[String], unexpected: &[String], mismatched: &[String]) -> String {
+    let n = missing.len() + unexpected.len() + mismatched.len();
+    let mut out = format!("load_state_dict: {n} problem{} loading the state dict:", if n == 1 { "" } else { "s" });
+    for k in missing {
+        out += &format!("\n  missing key `{k}`: the model has it, the state dict does not");
+    }
+    for k in unexpected {
+        out += &format!("\n  unexpected key `{k}`: the state dict has it, the model does not");
+    }
+    for m in mismatched {
+        out += &format!("\n  {m}");
+    }
+    if !missing.is_empty() || !unexpected.is_empty() {
+        out += "\n(use load_state_dict_with(model, dict, false) to skip missing and unexpected keys)";
+    }
+    out
+}

@@ -82,8 +82,16 @@ fn scalar_tensors() {
         assert_eq!(Tensor::scalar(200u8).item::<u8>().unwrap(), 200, "u8 scalar on {dev}");
         assert!(Tensor::scalar(true).item::<bool>().unwrap(), "bool scalar on {dev}");
         assert_eq!(Tensor::scalar(0.1f64).item::<f64>().unwrap(), 0.1, "f64 scalar keeps precision on {dev}");
-        assert_eq!(Tensor::scalar(2.5f32).mul(Tensor::scalar(4.0f32)).item::<f32>().unwrap(), 10.0, "0-d math on {dev}");
-        assert_eq!(Tensor::from_slice(&[4.25f32]).reshape([1, 1]).item::<f32>().unwrap(), 4.25, "item of [1,1] on {dev}");
+        assert_eq!(
+            Tensor::scalar(2.5f32).mul(Tensor::scalar(4.0f32)).item::<f32>().unwrap(),
+            10.0,
+            "0-d math on {dev}"
+        );
+        assert_eq!(
+            Tensor::from_slice(&[4.25f32]).reshape([1, 1]).item::<f32>().unwrap(),
+            4.25,
+            "item of [1,1] on {dev}"
+        );
     });
 }
 
@@ -139,19 +147,34 @@ fn arange_counts_in_int32() {
         let a = Tensor::arange(6).reshape([2, 3]);
         check_exact(&a.sum_axis(1), &Nd::new(&[2], vec![3.0, 12.0]), DType::I32, &format!("arange rows on {dev}"));
         check_exact(&a.t().flip(0), &Nd::iota(&[2, 3]).transpose(0, 1).flip(&[0]), DType::I32, &format!("on {dev}"));
-        check_f32(&Tensor::arange(4).mul(0.5), &Nd::new(&[4], vec![0.0, 0.5, 1.0, 1.5]), &format!("arange*0.5 on {dev}"));
+        check_f32(
+            &Tensor::arange(4).mul(0.5),
+            &Nd::new(&[4], vec![0.0, 0.5, 1.0, 1.5]),
+            &format!("arange*0.5 on {dev}"),
+        );
     });
 }
 
 #[test]
 fn arange_f_matches_numpy() {
-    let cases: [(f64, f64, f64); 7] =
-        [(0.0, 1.0, 0.25), (5.0, 1.0, -1.5), (0.0, 0.0, 1.0), (-1.0, 1.0, 0.3), (2.0, 1.0, 1.0), (0.0, 10.0, 1.0), (1.5, 2.0, 1.0)];
+    let cases: [(f64, f64, f64); 7] = [
+        (0.0, 1.0, 0.25),
+        (5.0, 1.0, -1.5),
+        (0.0, 0.0, 1.0),
+        (-1.0, 1.0, 0.3),
+        (2.0, 1.0, 1.0),
+        (0.0, 10.0, 1.0),
+        (1.5, 2.0, 1.0),
+    ];
     for_each_device(|dev| {
         for (start, stop, step) in cases {
             let n = ((stop - start) / step).ceil().max(0.0) as usize;
             let want = Nd::new(&[n], (0..n).map(|i| start + i as f64 * step).collect());
-            check_f32(&Tensor::arange_f(start, stop, step), &want, &format!("arange_f({start}, {stop}, {step}) on {dev}"));
+            check_f32(
+                &Tensor::arange_f(start, stop, step),
+                &want,
+                &format!("arange_f({start}, {stop}, {step}) on {dev}"),
+            );
         }
     });
 }
@@ -166,7 +189,8 @@ fn arange_f_with_zero_step_panics() {
 
 #[test]
 fn linspace_includes_both_ends() {
-    let cases: [(f64, f64, usize); 6] = [(0.0, 1.0, 5), (-1.0, 1.0, 3), (2.0, 2.0, 1), (1.0, 0.0, 4), (0.0, 1.0, 2), (-3.0, 7.0, 11)];
+    let cases: [(f64, f64, usize); 6] =
+        [(0.0, 1.0, 5), (-1.0, 1.0, 3), (2.0, 2.0, 1), (1.0, 0.0, 4), (0.0, 1.0, 2), (-3.0, 7.0, 11)];
     for_each_device(|dev| {
         for (start, end, steps) in cases {
             let want: Vec<f64> = (0..steps)
@@ -188,7 +212,7 @@ fn eye_is_the_identity() {
         check_f32(&Tensor::eye(4).sum(), &Nd::scalar(4.0), &format!("trace of eye on {dev}"));
         // x * eye keeps the diagonal.
         let x = Nd::iota(&[3, 3]);
-        let want = x.map(|v| if v as usize % 4 == 0 { v } else { 0.0 });
+        let want = x.map(|v| if (v as usize).is_multiple_of(4) { v } else { 0.0 });
         check_f32(&x.f32().mul(Tensor::eye(3)), &want, &format!("x * eye on {dev}"));
     });
 }
@@ -308,7 +332,8 @@ fn rand_gives_identical_numbers_on_every_device() {
     assert_eq!(cpu.0, interp.0, "rand differs between {} and {}", DEVICES[0], DEVICES[1]);
     assert_eq!(cpu.2, interp.2, "uniform differs between devices");
     // randn goes through log/sqrt/cos, whose last bit may differ between a C libm and Rust.
-    let (a, b): (Vec<f64>, Vec<f64>) = (cpu.1.iter().map(|&x| x as f64).collect(), interp.1.iter().map(|&x| x as f64).collect());
+    let (a, b): (Vec<f64>, Vec<f64>) =
+        (cpu.1.iter().map(|&x| x as f64).collect(), interp.1.iter().map(|&x| x as f64).collect());
     assert_close_slice(&a, &b, 1e-5, 1e-5, "randn on CPU vs INTERP");
 }
 

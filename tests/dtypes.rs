@@ -210,7 +210,7 @@ fn bf16_arithmetic_rounds_after_each_op() {
 
 #[test]
 fn float_casts_round_to_nearest_even() {
-    let vals: [f32; 9] = [1.0, 0.1, -3.14159, 65504.0, 65520.0, 70000.0, 1e-8, 2049.0, 2051.0];
+    let vals: [f32; 9] = [1.0, 0.1, -3.3333, 65504.0, 65520.0, 70000.0, 1e-8, 2049.0, 2051.0];
     for_each_device(|dev| {
         let t = Tensor::from_slice(&vals);
         let want: Vec<f16> = vals.iter().map(|&v| f16::from_f32(v)).collect();
@@ -274,7 +274,11 @@ fn bool_casts() {
         let want = vec![false, false, true, true, true];
         assert_eq!(read::<bool>(&f.cast(DType::BOOL), &[5], dev), want, "f32 -> bool on {dev}");
         let i = Tensor::from_slice(&[0i32, 1, -1, 256]);
-        assert_eq!(read::<bool>(&i.cast(DType::BOOL), &[4], dev), vec![false, true, true, true], "i32 -> bool on {dev}");
+        assert_eq!(
+            read::<bool>(&i.cast(DType::BOOL), &[4], dev),
+            vec![false, true, true, true],
+            "i32 -> bool on {dev}"
+        );
         let u = Tensor::from_slice(&[0u8, 2]);
         assert_eq!(read::<bool>(&u.cast(DType::BOOL), &[2], dev), vec![false, true], "u8 -> bool on {dev}");
         let b = Tensor::from_slice(&[true, false, true]);
@@ -296,7 +300,8 @@ fn every_dtype_round_trips_through_a_kernel() {
         let t = Tensor::from_vec(vals.to_vec(), [2, vals.len() / 2]);
         let got = read::<T>(&t.t().contiguous().t(), &[2, vals.len() / 2], dev);
         assert_eq!(got, vals, "{:?} round trip on {dev}", T::DTYPE);
-        let via = read::<T>(&t.pad(&[(0, 0), (1, 0)]).shrink(&[(0, 2), (1, vals.len() / 2 + 1)]), &[2, vals.len() / 2], dev);
+        let via =
+            read::<T>(&t.pad(&[(0, 0), (1, 0)]).shrink(&[(0, 2), (1, vals.len() / 2 + 1)]), &[2, vals.len() / 2], dev);
         assert_eq!(via, vals, "{:?} pad+shrink on {dev}", T::DTYPE);
     }
     for_each_device(|dev| {
@@ -336,7 +341,11 @@ fn bitcast_matches_to_bits() {
         assert_eq!(read::<f32>(&abs, &[6], dev), want, "abs by bits on {dev}");
         // Bitcast of a non-contiguous view and of a computed value.
         let want: Vec<u32> = vals.iter().rev().map(|v| (v * 2.0).to_bits()).collect();
-        assert_eq!(read::<u32>(&t.flip(0).mul(2.0).bitcast(DType::U32), &[6], dev), want, "bitcast of (flip*2) on {dev}");
+        assert_eq!(
+            read::<u32>(&t.flip(0).mul(2.0).bitcast(DType::U32), &[6], dev),
+            want,
+            "bitcast of (flip*2) on {dev}"
+        );
         let hv = h(&[1.0, -2.0]);
         let hb: Vec<u16> = hv.iter().map(|v| v.to_bits()).collect();
         assert_eq!(read::<u16>(&Tensor::from_slice(&hv).bitcast(DType::U16), &[2], dev), hb, "f16 -> u16 on {dev}");
@@ -388,7 +397,11 @@ fn constant_tensors_follow_the_same_dtype_rules() {
         assert_eq!(read::<f16>(&h2048.add(&x).sub(2048.0), &[2], dev), h(&[0.0, 4.0]), "const f16 + x on {dev}");
         let big = c(ConstValue::Int(u64::MAX as i64), DType::U64);
         assert_eq!(read::<bool>(&big.gt(1u32), &[2], dev), vec![true, true], "const u64 MAX > 1 on {dev}");
-        assert_eq!(read::<f64>(&big.cast(DType::F64), &[2], dev), vec![u64::MAX as f64; 2], "const u64 -> f64 on {dev}");
+        assert_eq!(
+            read::<f64>(&big.cast(DType::F64), &[2], dev),
+            vec![u64::MAX as f64; 2],
+            "const u64 -> f64 on {dev}"
+        );
         let s = Tensor::scalar(2.0f32);
         let got = s.sqrt().item::<f32>().unwrap();
         assert_eq!(got, 2f32.sqrt(), "const sqrt on {dev}");
@@ -404,7 +417,11 @@ fn large_unsigned_values_convert_and_compare_unsigned() {
         assert_eq!(read::<bool>(&u.gt(2u32), &[3], dev), vec![true, false, true], "u32 > 2 on {dev}");
         let want: Vec<f32> = [3_000_000_000u32, 1, u32::MAX].iter().map(|&v| v as f32).collect();
         assert_eq!(read::<f32>(&u.cast(DType::F32), &[3], dev), want, "u32 -> f32 on {dev}");
-        assert_eq!(read::<i64>(&u.cast(DType::I64), &[3], dev), vec![3_000_000_000, 1, u32::MAX as i64], "u32 -> i64 on {dev}");
+        assert_eq!(
+            read::<i64>(&u.cast(DType::I64), &[3], dev),
+            vec![3_000_000_000, 1, u32::MAX as i64],
+            "u32 -> i64 on {dev}"
+        );
         let l = Tensor::from_slice(&[u64::MAX, 1 << 63, 3]);
         let want: Vec<f32> = [u64::MAX, 1 << 63, 3].iter().map(|&v| v as f32).collect();
         assert_eq!(read::<f32>(&l.cast(DType::F32), &[3], dev), want, "u64 -> f32 on {dev}");
@@ -416,9 +433,7 @@ fn large_unsigned_values_convert_and_compare_unsigned() {
     });
 }
 
-
 #[test]
-#[ignore = "BUG: CPU stores a constant f16/bf16 value as an integer in the half's bits (c_const renders a float literal, stored without __f2h)"]
 fn constant_half_tensors_hold_their_values() {
     use ferrograd::ConstValue;
     for_each_device(|dev| {
@@ -432,5 +447,48 @@ fn constant_half_tensors_hold_their_values() {
         assert_eq!(read::<f16>(&h2048.add(1.0).sub(2048.0), &[2], dev), h(&[0.0, 0.0]), "folded f16 on {dev}");
         let x = Tensor::from_slice(&h(&[1.0, -2.0]));
         assert_eq!(read::<f16>(&x.ones_like(), &[2], dev), h(&[1.0, 1.0]), "ones_like f16 on {dev}");
+    });
+}
+
+#[test]
+fn half_comparisons_use_values_not_bits() {
+    // Raw bit patterns of negative halves compare backwards, and -0.0 and 0.0 differ in bits.
+    for_each_device(|dev| {
+        let av = [-1.0f32, 0.5, -0.0, -3.0, 2.0];
+        let bv = [0.5f32, -1.0, 0.0, -2.0, 2.0];
+        let (a, b) = (Tensor::from_slice(&h(&av)), Tensor::from_slice(&h(&bv)));
+        let w = |f: fn(f32, f32) -> bool| -> Vec<bool> { av.iter().zip(&bv).map(|(&x, &y)| f(x, y)).collect() };
+        assert_eq!(read::<bool>(&a.lt(&b), &[5], dev), w(|x, y| x < y), "f16 lt on {dev}");
+        assert_eq!(read::<bool>(&a.eq(&b), &[5], dev), w(|x, y| x == y), "f16 eq on {dev}");
+        assert_eq!(read::<bool>(&a.ge(&b), &[5], dev), w(|x, y| x >= y), "f16 ge on {dev}");
+        let mx: Vec<f16> = av.iter().zip(&bv).map(|(&x, &y)| f16::from_f32(x.max(y))).collect();
+        let got: Vec<f32> = read::<f16>(&a.maximum(&b), &[5], dev).iter().map(|v| v.to_f32()).collect();
+        let want: Vec<f32> = mx.iter().map(|v| v.to_f32()).collect();
+        assert_eq!(got, want, "f16 maximum on {dev}");
+        assert_eq!(read::<f16>(&a.max(), &[], dev), vec![f16::from_f32(2.0)], "f16 max() on {dev}");
+        assert_eq!(read::<f16>(&a.min(), &[], dev), vec![f16::from_f32(-3.0)], "f16 min() on {dev}");
+        let abs: Vec<f16> = av.iter().map(|v| f16::from_f32(v.abs())).collect();
+        assert_eq!(read::<f16>(&a.abs(), &[5], dev), abs, "f16 abs on {dev}");
+        let bf: Vec<bf16> = av.iter().map(|&v| bf16::from_f32(v)).collect();
+        let bb: Vec<bf16> = bv.iter().map(|&v| bf16::from_f32(v)).collect();
+        let got = read::<bool>(&Tensor::from_slice(&bf).lt(Tensor::from_slice(&bb)), &[5], dev);
+        assert_eq!(got, w(|x, y| x < y), "bf16 lt on {dev}");
+        let z = Tensor::from_slice(&[-0.0f32]);
+        assert!(z.eq(0.0).item::<bool>().unwrap(), "f32 -0.0 == 0.0 on {dev}");
+    });
+}
+
+#[test]
+fn unsigned_negation_and_raw_bytes() {
+    for_each_device(|dev| {
+        let u = Tensor::from_slice(&[5u8, 0, 255]);
+        assert_eq!(read::<u8>(&u.neg(), &[3], dev), vec![251, 0, 1], "u8 neg wraps on {dev}");
+        let x = Tensor::from_slice(&[1.5f32, -2.0]);
+        let want: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(x.to_bytes().unwrap(), want, "f32 to_bytes on {dev}");
+        let want: Vec<u8> = [-2.0f32, 1.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(x.flip(0).to_bytes().unwrap(), want, "to_bytes of a view on {dev}");
+        let i = Tensor::from_slice(&[0x0102_0304i32]);
+        assert_eq!(i.to_bytes().unwrap(), vec![4, 3, 2, 1], "i32 little-endian on {dev}");
     });
 }

@@ -355,14 +355,10 @@ fn where_selects_with_broadcasting() {
         let a = Nd::rand(&mut rng, &[4], -3.0, 3.0);
         let b = Nd::rand(&mut rng, &[2, 1, 1], -3.0, 3.0);
         let ct = c.to(|v| v != 0.0);
-        check_f32(
-            &ct.where_(&a.f32(), &b.f32()),
-            &Nd::where3(&c, &a, &b),
-            &format!("where [3,1]/[4]/[2,1,1] on {dev}"),
-        );
+        check_f32(&ct.where_(a.f32(), b.f32()), &Nd::where3(&c, &a, &b), &format!("where [3,1]/[4]/[2,1,1] on {dev}"));
         // Scalar branches.
         let want = Nd::where3(&c, &a, &Nd::scalar(0.0));
-        check_f32(&ct.where_(&a.f32(), 0.0), &want, &format!("where(x, 0.0) on {dev}"));
+        check_f32(&ct.where_(a.f32(), 0.0), &want, &format!("where(x, 0.0) on {dev}"));
         let want = Nd::where3(&c, &Nd::scalar(1.0), &Nd::scalar(-1.0)).expand(&[3, 1]);
         check_f32(&ct.where_(1.0, -1.0), &want, &format!("where(1.0, -1.0) on {dev}"));
         // Condition from a comparison on a transposed view.
@@ -511,7 +507,8 @@ fn nan_and_inf_inputs() {
         ("exp", |t| t.exp(), [inf, 0.0, nan, 1.0, (-1f64).exp()]),
         ("log", |t| t.log(), [inf, nan, nan, -inf, nan]),
         ("sqrt", |t| t.sqrt(), [inf, nan, nan, 0.0, nan]),
-        ("relu", |t| t.relu(), [inf, 0.0, nan, 0.0, 0.0]),
+        // relu = (x > 0).where(x, 0) (DESIGN §3, as in tinygrad): NaN > 0 is false, so NaN -> 0.
+        ("relu", |t| t.relu(), [inf, 0.0, 0.0, 0.0, 0.0]),
         ("sigmoid", |t| t.sigmoid(), [1.0, 0.0, nan, 0.5, 1.0 / (1.0 + 1f64.exp())]),
         ("tanh", |t| t.tanh(), [1.0, -1.0, nan, 0.0, (-1f64).tanh()]),
         ("abs", |t| t.abs(), [inf, inf, nan, 0.0, 1.0]),

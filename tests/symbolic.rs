@@ -49,7 +49,7 @@ fn identities() {
     assert_eq!(simplify(&(&x - &x)), i32c(0));
     assert_eq!(simplify(&(&x / 1)), x);
     assert_eq!(simplify(&(&x % 1)), i32c(0));
-    assert_eq!(simplify(&UOp::max(&x, &x)), x);
+    assert_eq!(simplify(&UOp::maximum(&x, &x)), x);
     assert_eq!(simplify(&(-&(-&x))), x);
     assert_eq!(simplify(&x.lt(&x)), UOp::bool(false));
     assert_eq!(simplify(&x.ne(&x)), UOp::bool(false));
@@ -292,7 +292,7 @@ impl Gen<'_> {
             4 => self.int(d) * self.int(d),
             5 => self.int(d) / self.divisor(),
             6 => self.int(d) % self.divisor(),
-            7 => UOp::max(&self.int(d), &self.int(d)),
+            7 => UOp::maximum(&self.int(d), &self.int(d)),
             8 => self.bool(d).where_(&self.int(d), &self.int(d)),
             9 => self.bool(d).cast(self.dt),
             10 => -&self.int(d),

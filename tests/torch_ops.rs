@@ -37,7 +37,7 @@ macro_rules! group_tests {
     };
 }
 
-group_tests!(elementwise, movement, reduce);
+group_tests!(elementwise, movement, reduce, linalg, conv);
 
 #[test]
 fn every_group_has_tests_and_a_fixture() {
@@ -334,14 +334,46 @@ fn run_case(spec: &CaseSpec, f: CaseFn, dev: &str) -> Result<(), String> {
     })
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+thread_local! {
+    /// Set while a case runs: its panics are reported as the case's failure, not printed.
+    static IN_CASE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Where the last quiet panic happened.
+    static PANIC_AT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// A panic hook that stays quiet inside a case (remembering where it panicked) and defers to
+/// the default hook elsewhere.
+fn install_quiet_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_CASE.with(|c| c.get()) {
+                let at = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+                PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// Runs one case, turning a panic into the case's failure.
+fn run_case_caught(spec: &CaseSpec, f: CaseFn, dev: &str) -> Result<(), String> {
+    IN_CASE.with(|c| c.set(true));
+    let result = catch_unwind(AssertUnwindSafe(|| run_case(spec, f, dev)));
+    IN_CASE.with(|c| c.set(false));
+    result.unwrap_or_else(|p| {
+        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+        Err(format!("panicked: {}{}", msg.unwrap_or_default(), PANIC_AT.with(|p| p.borrow().clone())))
+    })
 }
 
 /// Runs every case of `group` on `dev`, then panics listing all failures (if any).
 fn run_group(group: &str, dev: &str) {
     let cases_fn = GROUPS.iter().find(|(g, _)| *g == group).unwrap_or_else(|| panic!("no group {group} in GROUPS")).1;
     let specs = load_group(group).unwrap_or_else(|e| panic!("{group}: {e}"));
+    install_quiet_panic_hook();
     let closures = cases_fn();
     let mut failures: Vec<String> = Vec::new();
     let mut by_name: HashMap<&str, CaseFn> = HashMap::new();
@@ -367,8 +399,7 @@ fn run_group(group: &str, dev: &str) {
             failures.push(format!("{name}: fixture case without a closure in tests/torch/{group}.rs"));
             continue;
         };
-        let result = catch_unwind(AssertUnwindSafe(|| run_case(spec, f, dev)))
-            .unwrap_or_else(|p| Err(format!("panicked: {}", panic_message(&*p))));
+        let result = run_case_caught(spec, f, dev);
         let kf = KNOWN_FAILURES.iter().find(|k| k.matches(group, name, dev));
         match (result, kf) {
             (Ok(()), None) => passed += 1,

@@ -1,6 +1,12 @@
 //! nn: layers, optimizers, state (safetensors), datasets.
 
+pub mod datasets;
 mod module;
+pub mod safetensors;
+mod state;
+pub mod optim;
 
 pub use ferrograd_derive::Module;
 pub use module::{get_parameters, join_name, state_dict, Module};
+pub use safetensors::{safe_load, safe_load_metadata, safe_load_on, safe_save, safe_save_with_metadata};
+pub use state::{get_state_dict, load_state_dict, load_state_dict_with};

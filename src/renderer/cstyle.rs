@@ -97,7 +97,10 @@ pub fn c_type(dt: DType) -> &'static str {
 pub fn c_const(v: ConstValue, dt: DType) -> String {
     match dt.scalar {
         Scalar::Bool => (if v.as_bool() { "1" } else { "0" }).to_string(),
-        Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => {
+        // 16-bit floats are stored as their bit patterns.
+        Scalar::F16 => format!("((unsigned short)0x{:04x})", half::f16::from_f64(v.as_f64()).to_bits()),
+        Scalar::BF16 => format!("((unsigned short)0x{:04x})", half::bf16::from_f64(v.as_f64()).to_bits()),
+        Scalar::F32 | Scalar::F64 => {
             let f = v.as_f64();
             let suffix = if dt.scalar == Scalar::F64 { "" } else { "f" };
             let cast = if dt.scalar == Scalar::F64 { "(double)" } else { "(float)" };

@@ -175,7 +175,10 @@ impl CpuDevice {
         let names: Vec<&str> = batch.iter().map(|(_, s)| s.name.as_str()).collect();
         std::fs::create_dir_all(&self.disk)?;
         let batch_key = stable_hash_hex(&[src.as_bytes()]);
-        let tmp = self.disk.join(format!("tmp-{batch_key}-{}.so", std::process::id()));
+        // Unique per call: two threads may compile the same batch at once.
+        static SERIAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self.disk.join(format!("tmp-{batch_key}-{}-{serial}.so", std::process::id()));
         self.compiler.compile_to(&src, &tmp, &names.join(", "))?;
         for (key, _) in batch {
             let dst = self.disk.join(format!("{key}.so"));

@@ -33,6 +33,10 @@ pub(crate) fn index_dtype(max_numel: usize) -> DType {
 pub(crate) fn reshape_index(old: &[usize], new: &[usize], idx: &[UOp], dt: DType) -> Vec<UOp> {
     let zero = UOp::int(dt, 0);
     let mut out = vec![zero; old.len()];
+    if old.contains(&0) || new.contains(&0) {
+        // No element exists: the index is never used.
+        return out;
+    }
     let nn: Vec<usize> = (0..new.len()).filter(|&i| new[i] != 1).collect();
     let on: Vec<usize> = (0..old.len()).filter(|&i| old[i] != 1).collect();
     let (mut i, mut j) = (0, 0);
@@ -253,6 +257,10 @@ impl<'a> Rangeify<'a> {
             Ops::REDUCE_AXIS => {
                 let Arg::Reduce(op, axes) = n.arg() else { unreachable!() };
                 let ss = src_shape();
+                if axes.iter().any(|&a| ss[a] == 0) {
+                    // A reduce over nothing is its identity.
+                    return UOp::cnst(n.dtype(), op.reduce_identity(n.dtype()));
+                }
                 let mut new_idx = idx.to_vec();
                 let mut ranges = Vec::new();
                 for &a in axes {

@@ -9,6 +9,10 @@ use crate::uop::{Arg, ConstValue, DType, Ops, UOp};
 /// tensor float32 (as in tinygrad and PyTorch).
 pub trait Operand {
     fn into_tensor(self, like: &Tensor) -> Tensor;
+    /// Whether this is a Rust scalar (weakly typed: it takes the other operand's dtype).
+    fn is_weak(&self) -> bool {
+        false
+    }
 }
 impl Operand for &Tensor {
     fn into_tensor(self, _: &Tensor) -> Tensor {
@@ -35,6 +39,9 @@ macro_rules! scalar_operand {
             fn into_tensor(self, like: &Tensor) -> Tensor {
                 scalar_like(ConstValue::$variant(self as $conv), like)
             }
+            fn is_weak(&self) -> bool {
+                true
+            }
         }
     )*};
 }
@@ -42,6 +49,9 @@ scalar_operand!(f32 => Float as f64, f64 => Float as f64, i32 => Int as i64, i64
 impl Operand for bool {
     fn into_tensor(self, like: &Tensor) -> Tensor {
         scalar_like(ConstValue::Bool(self), like)
+    }
+    fn is_weak(&self) -> bool {
+        true
     }
 }
 
@@ -80,25 +90,25 @@ impl Tensor {
     }
 
     /// Both operands broadcast to one shape and promoted to one dtype.
-    fn broadcast_pair(&self, other: impl Operand, op: &str) -> (Tensor, Tensor) {
+    pub(crate) fn broadcast_pair(&self, other: impl Operand, op: &str) -> (Tensor, Tensor) {
         let o = other.into_tensor(self);
         let shape = broadcast_shape(op, &self.shape(), &o.shape());
         let dt = DType::promote(self.dtype(), o.dtype());
         (self.cast(dt).broadcast_to(&shape), o.cast(dt).broadcast_to(&shape))
     }
 
-    fn binary(&self, op: Ops, other: impl Operand, name: &str) -> Tensor {
+    pub(crate) fn binary(&self, op: Ops, other: impl Operand, name: &str) -> Tensor {
         let (a, b) = self.broadcast_pair(other, name);
         let dt = if op.is_comparison() { DType::BOOL } else { a.dtype() };
         Tensor::alu_node(op, dt, &[&a, &b])
     }
 
-    fn unary(&self, op: Ops) -> Tensor {
+    pub(crate) fn unary(&self, op: Ops) -> Tensor {
         Tensor::alu_node(op, self.dtype(), &[self])
     }
 
     /// This tensor as a float type (ints and bools become float32).
-    fn float(&self) -> Tensor {
+    pub(crate) fn float(&self) -> Tensor {
         self.cast(self.dtype().to_float())
     }
 
@@ -138,29 +148,33 @@ impl Tensor {
         let (a, b) = (a.float(), b.float());
         Tensor::alu_node(Ops::FDIV, a.dtype(), &[&a, &b])
     }
+    /// Elementwise maximum; NaN in either operand gives NaN, and ties share the gradient (as
+    /// PyTorch's `maximum`).
     pub fn maximum(&self, o: impl Operand) -> Tensor {
-        self.binary(Ops::MAX, o, "maximum")
+        let (a, b) = self.broadcast_pair(o, "maximum");
+        let m = Tensor::alu_node(Ops::MAX, a.dtype(), &[&a, &b]);
+        // MAX is `a < b ? b : a`, which already propagates a NaN in `a`.
+        if a.dtype().is_float() {
+            return b.ne(&b).where_(&b, &m);
+        }
+        m
     }
+    /// Elementwise minimum, `-max(-a, -b)` (bitwise NOT instead of negation for ints, which
+    /// cannot overflow), so NaN and ties behave as in `maximum`.
     pub fn minimum(&self, o: impl Operand) -> Tensor {
         let (a, b) = self.broadcast_pair(o, "minimum");
-        b.lt(&a).where_(&b, &a)
+        if a.dtype().is_float() {
+            return a.neg().maximum(b.neg()).neg();
+        }
+        a.flip_order().maximum(b.flip_order()).flip_order()
     }
-    /// `self ** exponent`; negative bases with integer exponents keep their sign.
-    pub fn pow(&self, o: impl Operand) -> Tensor {
-        let (a, b) = self.broadcast_pair(o, "pow");
-        let (a, b) = (a.float(), b.float());
-        let mag = (b.mul(&a.abs().log2())).exp2();
-        // Sign for negative bases: (-1)^b when b is an integer, NaN otherwise.
-        let b_int = b.trunc().eq(&b);
-        let b_odd = b_int.bitand(&b.abs().sub(b.abs().div(2.0).trunc().mul(2.0)).eq(1.0));
-        let neg = a.lt(0.0);
-        let nan = mag.full_like(f64::NAN);
-        let signed = b_odd.where_(&mag.neg(), &mag);
-        let r = neg.where_(&b_int.where_(&signed, &nan), &mag);
-        // 0 ** 0 = 1 (exp2(0 * -inf) would be NaN).
-        b.eq(0.0).where_(&r.full_like(1.0), &r)
+    /// An order-reversing bijection of an int or bool dtype (`!x`), used for min via max.
+    pub(crate) fn flip_order(&self) -> Tensor {
+        if self.dtype().is_bool() {
+            return self.logical_not();
+        }
+        self.bitxor(Tensor::full_on([0usize; 0], ConstValue::Int(-1), self.dtype(), &self.device()))
     }
-
     // ---------------------------------------------------------------- comparisons
 
     pub fn lt(&self, o: impl Operand) -> Tensor {
@@ -196,11 +210,44 @@ impl Tensor {
     pub fn bitxor(&self, o: impl Operand) -> Tensor {
         self.binary(Ops::XOR, o, "bitwise_xor")
     }
+    /// `self << o` on ints; shifting by the bit width or more (or by a negative amount) gives
+    /// 0, as in PyTorch.
     pub fn shl(&self, o: impl Operand) -> Tensor {
-        self.binary(Ops::SHL, o, "lshift")
+        self.shift(Ops::SHL, o, "lshift")
     }
+    /// `self >> o` on ints (arithmetic for signed types); out-of-range amounts fill with the
+    /// sign, as in PyTorch.
     pub fn shr(&self, o: impl Operand) -> Tensor {
-        self.binary(Ops::SHR, o, "rshift")
+        self.shift(Ops::SHR, o, "rshift")
+    }
+    fn shift(&self, op: Ops, o: impl Operand, name: &str) -> Tensor {
+        let o = o.into_tensor(self);
+        let konst = o.uop().as_int();
+        let (a, b) = self.broadcast_pair(&o, name);
+        let dt = a.dtype();
+        assert!(dt.is_int(), "{name}: needs integer operands, got {dt:?} (shape {:?})", a.shape());
+        let bits = dt.bits() as i64;
+        let shifted = Tensor::alu_node(op, dt, &[&a, &b]);
+        // A constant amount inside the width needs no guard (the common case: bit tricks).
+        if konst.is_some_and(|c| (0..bits).contains(&c)) {
+            return shifted;
+        }
+        let bad = b.lt(0).bitor(b.ge(bits));
+        let fill = if op == Ops::SHL || dt.is_unsigned() {
+            a.zeros_like()
+        } else {
+            Tensor::alu_node(Ops::SHR, dt, &[&a, &a.full_like((bits - 1) as f64)])
+        };
+        bad.where_(&fill, &shifted)
+    }
+    /// Bitwise NOT of an int tensor (logical NOT of a bool one).
+    pub fn bitwise_not(&self) -> Tensor {
+        assert!(
+            self.dtype().is_int() || self.dtype().is_bool(),
+            "bitwise_not: needs an int or bool tensor, got {:?}",
+            self.dtype()
+        );
+        self.flip_order()
     }
     /// Logical not of a bool tensor (`x != true`).
     pub fn logical_not(&self) -> Tensor {
@@ -210,9 +257,16 @@ impl Tensor {
     // ---------------------------------------------------------------- ternary
 
     /// `self ? a : b`, elementwise, with broadcasting.
+    /// A Rust scalar branch takes the dtype of the other branch when that one is a tensor.
     pub fn where_(&self, a: impl Operand, b: impl Operand) -> Tensor {
-        let a = a.into_tensor(self);
-        let b = b.into_tensor(&a);
+        let (a, b) = if a.is_weak() && !b.is_weak() {
+            let b = b.into_tensor(self);
+            (a.into_tensor(&b), b)
+        } else {
+            let a = a.into_tensor(self);
+            let b = b.into_tensor(&a);
+            (a, b)
+        };
         let shape = broadcast_shape("where", &broadcast_shape("where", &self.shape(), &a.shape()), &b.shape());
         let dt = DType::promote(a.dtype(), b.dtype());
         let c = self.cast(DType::BOOL).broadcast_to(&shape);
@@ -241,16 +295,16 @@ impl Tensor {
         self.float().unary(Ops::LOG2)
     }
     pub fn exp(&self) -> Tensor {
-        self.float().mul(std::f64::consts::LOG2_E).exp2()
+        self.float().via_f32(|x| x.mul(std::f64::consts::LOG2_E).exp2())
     }
     pub fn log(&self) -> Tensor {
-        self.log2().mul(std::f64::consts::LN_2)
+        self.float().via_f32(|x| x.log2().mul(std::f64::consts::LN_2))
     }
     pub fn sin(&self) -> Tensor {
         self.float().unary(Ops::SIN)
     }
     pub fn cos(&self) -> Tensor {
-        self.float().neg().add(std::f64::consts::FRAC_PI_2).sin()
+        self.float().via_f32(|x| x.neg().add(std::f64::consts::FRAC_PI_2).sin())
     }
     pub fn trunc(&self) -> Tensor {
         if !self.dtype().is_float() {
@@ -262,17 +316,55 @@ impl Tensor {
     pub fn relu(&self) -> Tensor {
         self.gt(0).where_(self, 0)
     }
+    /// `1 / (1 + e^-x)` from `e = exp(-|x|)`, which never overflows: no infinities, so no NaN
+    /// gradients, at large `|x|`.
     pub fn sigmoid(&self) -> Tensor {
-        self.neg().exp().add(1.0).reciprocal()
+        self.float().via_f32(|x| {
+            let e = x.abs_kink_up().neg().exp();
+            let pos = e.add(1.0).reciprocal();
+            x.ge(0.0).where_(&pos, e.mul(&pos))
+        })
     }
+    /// `sign(x) (1 - e) / (1 + e)` with `e = exp(-2|x|)` (no overflow), and the Taylor series
+    /// near 0 where `1 - e` would cancel.
     pub fn tanh(&self) -> Tensor {
-        self.mul(2.0).sigmoid().mul(2.0).sub(1.0)
+        self.float().via_f32(|x| {
+            let e = x.abs_kink_up().mul(-2.0).exp();
+            let t = e.neg().add(1.0).div(e.add(1.0));
+            let big = x.lt(0.0).where_(t.neg(), &t);
+            // x - x^3/3 + 2x^5/15 - 17x^7/315 + 62x^9/2835: error below 1e-12 for |x| < 1/8.
+            // Evaluated on 0 elsewhere, so that large inputs make no infinities (NaN gradients).
+            let near0 = x.abs_kink_up().lt(0.125);
+            let xs = near0.where_(x, 0.0);
+            let x2 = xs.square();
+            let poly = x2.mul(62.0 / 2835.0).sub(17.0 / 315.0).mul(&x2).add(2.0 / 15.0).mul(&x2).sub(1.0 / 3.0);
+            let small = xs.add(xs.mul(&x2).mul(poly));
+            near0.where_(small, big)
+        })
     }
+    /// `|x|`; the gradient at 0 is 0, as PyTorch's (`sign(x)`).
     pub fn abs(&self) -> Tensor {
         if self.dtype().is_unsigned() || self.dtype().is_bool() {
             return self.clone();
         }
-        self.lt(0).where_(&self.neg(), self)
+        if !self.dtype().is_float() {
+            return self.lt(0).where_(self.neg(), self);
+        }
+        self.lt(0.0).where_(self.neg(), self.gt(0.0).where_(self, self.mul(0.0)))
+    }
+    /// `|x|` whose gradient at 0 is +1 (the right-hand slope): for formulas such as
+    /// `exp(-|x|)` whose kink at 0 is cancelled by another term.
+    pub(crate) fn abs_kink_up(&self) -> Tensor {
+        self.lt(0.0).where_(self.neg(), self)
+    }
+    /// Computes `f` in float32 for 16-bit float inputs and rounds the result once, as PyTorch
+    /// does for its composite ops; other dtypes go through `f` unchanged.
+    pub(crate) fn via_f32(&self, f: impl FnOnce(&Tensor) -> Tensor) -> Tensor {
+        let dt = self.dtype();
+        if dt == DType::F16 || dt == DType::BF16 {
+            return f(&self.cast(DType::F32)).cast(dt);
+        }
+        f(self)
     }
     pub fn square(&self) -> Tensor {
         self.mul(self)
@@ -304,6 +396,9 @@ tensor_binop!(Div, div, div);
 tensor_binop!(BitAnd, bitand, bitand);
 tensor_binop!(BitOr, bitor, bitor);
 tensor_binop!(BitXor, bitxor, bitxor);
+tensor_binop!(Rem, rem, remainder);
+tensor_binop!(Shl, shl, shl);
+tensor_binop!(Shr, shr, shr);
 
 impl std::ops::Neg for &Tensor {
     type Output = Tensor;

@@ -1,17 +1,24 @@
 //! The front end: `Tensor`, a lazy handle on a node of the graph. Methods only build UOps;
 //! work happens at `realize()` or when data is read.
 
+mod activation;
 mod assign;
+mod conv;
 mod create;
 mod data;
 mod elementwise;
 mod grad;
+mod indexing;
 mod linalg;
+mod math;
 mod movement;
+mod pool;
 mod random;
 mod reduce;
 mod shape_args;
+mod shape_ops;
 
+pub use conv::ConvOpts;
 pub use create::with_default_device;
 
 /// A tensor-level view (BUFFER node, reshaped) of a runtime buffer.
@@ -20,7 +27,10 @@ pub fn buffer_view_pub(b: std::sync::Arc<crate::runtime::Buffer>, shape: &[usize
 }
 pub use elementwise::Operand;
 pub use grad::{is_no_grad, no_grad};
+pub use indexing::Idx;
+pub use pool::{InterpMode, IntoSpatial, Padding, PoolOpts};
 pub use shape_args::{IntoAxes, IntoShape};
+pub use shape_ops::PadMode;
 
 use crate::uop::{DType, Ops, UOp};
 use std::sync::{Arc, RwLock};

@@ -15,7 +15,7 @@ impl Tensor {
         Tensor::from_uop(UOp::new(Ops::REDUCE_AXIS, u.dtype(), vec![u], Arg::Reduce(op, axes)))
     }
 
-    fn reduce(&self, name: &str, op: Ops, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
+    pub(crate) fn reduce(&self, name: &str, op: Ops, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
         let shape = self.shape();
         let axes = resolve_axes(name, axes, &shape);
         // Sums accumulate 16-bit floats in f32 and small ints in i32 (as PyTorch and tinygrad).
@@ -73,19 +73,12 @@ impl Tensor {
         self.reduce("max", Ops::MAX, axes.into_axes(), true)
     }
     fn min_impl(&self, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
-        // min(x) = -max(-x); for unsigned and bool types, flip the bits instead.
-        let d = self.dtype();
-        if d.is_unsigned() || d.is_bool() {
-            let m = self.bitxor_all_ones();
-            return m.reduce("min", Ops::MAX, axes, keepdim).bitxor_all_ones();
+        // min(x) = -max(-x); for ints and bools an order-reversing bit flip instead (no
+        // overflow at the type's minimum).
+        if !self.dtype().is_float() {
+            return self.flip_order().reduce("min", Ops::MAX, axes, keepdim).flip_order();
         }
         self.neg().reduce("min", Ops::MAX, axes, keepdim).neg()
-    }
-    fn bitxor_all_ones(&self) -> Tensor {
-        if self.dtype().is_bool() {
-            return self.logical_not();
-        }
-        self.bitxor(Tensor::full_on([0usize; 0], crate::uop::ConstValue::Int(-1), self.dtype(), &self.device()))
     }
     pub fn min(&self) -> Tensor {
         self.min_impl(None, false)

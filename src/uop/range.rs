@@ -244,7 +244,7 @@ mod tests {
         assert_eq!(((&r + 20) % 8).bounds(), (0, 7));
         assert_eq!((var("w", 17, 22) % 8).bounds(), (1, 6));
         assert_eq!((var("w", -22, -17) % 8).bounds(), (-6, -1));
-        assert_eq!(UOp::max(&r, &v).bounds(), (0, 9)); // `r.max(..)` would be Ord::max
+        assert_eq!(UOp::maximum(&r, &v).bounds(), (0, 9));
         assert_eq!(r.lt(&UOp::int(DType::I32, 10)).bounds(), (1, 1));
         assert_eq!(r.lt(&UOp::int(DType::I32, 0)).bounds(), (0, 0));
         assert_eq!(r.lt(&UOp::int(DType::I32, 5)).bounds(), (0, 1));

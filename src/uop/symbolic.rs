@@ -607,7 +607,7 @@ fn int_mul(n: &UOp) -> Option<UOp> {
 fn int_max(n: &UOp) -> Option<UOp> {
     let (a, b) = (&n.src()[0], &n.src()[1]);
     if a.op() == Ops::CONST && b.op() != Ops::CONST {
-        return Some(b.max(a));
+        return Some(b.maximum(a));
     }
     if !is_index(n) {
         return None;

@@ -405,7 +405,8 @@ impl UOp {
     pub fn eq_(&self, o: &UOp) -> UOp {
         UOp::alu(Ops::CMPEQ, vec![self.clone(), o.clone()])
     }
-    pub fn max(&self, o: &UOp) -> UOp {
+    /// `MAX(self, o)` (named so it cannot be confused with `Ord::max`).
+    pub fn maximum(&self, o: &UOp) -> UOp {
         UOp::alu(Ops::MAX, vec![self.clone(), o.clone()])
     }
     pub fn and(&self, o: &UOp) -> UOp {
@@ -540,7 +541,8 @@ mod tests {
 
     #[test]
     fn interning_from_many_threads_agrees() {
-        let ids: Vec<usize> = std::thread::scope(|s| {
+        // Each thread returns its root, so no chain is freed before all are compared.
+        let roots: Vec<UOp> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..4)
                 .map(|_| {
                     s.spawn(|| {
@@ -548,13 +550,13 @@ mod tests {
                         for i in 0..200 {
                             x = &x * 3 + i;
                         }
-                        x.id()
+                        x
                     })
                 })
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        assert!(ids.windows(2).all(|w| w[0] == w[1]));
+        assert!(roots.windows(2).all(|w| w[0].id() == w[1].id()));
     }
 
     #[test]

@@ -215,8 +215,8 @@ impl Nd {
 
     // -------------------------------------------------------- reductions
 
-    /// Reduces `axes` (all when empty is NOT meant: pass every axis explicitly) with `f`
-    /// starting from `init`; size-1 axes are kept when `keepdim`.
+    /// Reduces `axes` with `f` starting from `init` (an empty `axes` reduces nothing; use
+    /// [`Nd::all_axes`] for a full reduction); reduced axes stay as size 1 when `keepdim`.
     pub fn reduce(&self, axes: &[usize], keepdim: bool, init: f64, f: impl Fn(f64, f64) -> f64) -> Nd {
         let kept: Vec<usize> =
             self.shape.iter().enumerate().map(|(i, &d)| if axes.contains(&i) { 1 } else { d }).collect();

@@ -1,0 +1,96 @@
+//! Loading a model's tensors from a state dict (name → tensor), like PyTorch's
+//! `load_state_dict`. Every problem (missing keys, unexpected keys, shape or dtype mismatches) is
+//! collected and reported in one error; on error no tensor of the model is changed.
+//!
+//! Dtypes: a value is cast to the dtype of the model's tensor when both are of the same kind
+//! (float ↔ float, integer ↔ integer), as PyTorch's `copy_` does — so an f16 or bf16 checkpoint
+//! loads into an f32 model. A change of kind (float ↔ integer ↔ bool) is reported as a mismatch:
+//! it almost always means the key points at the wrong tensor, and silently truncating weights to
+//! integers would hide that.
+
+use super::module::{state_dict, Module};
+use crate::error::{Error, Result};
+use crate::tensor::{no_grad, Tensor};
+use crate::uop::DType;
+use std::collections::BTreeMap;
+
+/// Every tensor of a module by name (tinygrad's `get_state_dict`); the same as [`state_dict`].
+pub fn get_state_dict(m: &impl Module) -> BTreeMap<String, Tensor> {
+    state_dict(m)
+}
+
+/// Loads `dict` into `model` in place, strictly: every key of the model must be in `dict` and
+/// every key of `dict` in the model, with the same shape and a dtype of the same kind (see the
+/// module docs). The values are written into the model's existing tensors (every handle of them
+/// sees the new values) and realized.
+pub fn load_state_dict(model: &impl Module, dict: BTreeMap<String, Tensor>) -> Result<()> {
+    load_state_dict_with(model, dict, true)
+}
+
+/// [`load_state_dict`]; with `strict == false`, keys missing from `dict` keep their values and
+/// keys of `dict` the model lacks are ignored. Shape and dtype mismatches are errors either way
+/// (as in PyTorch).
+pub fn load_state_dict_with(model: &impl Module, dict: BTreeMap<String, Tensor>, strict: bool) -> Result<()> {
+    let targets = state_dict(model);
+    let mut missing = Vec::new();
+    let mut mismatched = Vec::new();
+    let mut pairs = Vec::new();
+    for (name, target) in &targets {
+        match dict.get(name) {
+            None => missing.push(name.clone()),
+            Some(value) => match mismatch(name, target, value) {
+                Some(problem) => mismatched.push(problem),
+                None => pairs.push((target, value)),
+            },
+        }
+    }
+    let unexpected: Vec<String> = dict.keys().filter(|k| !targets.contains_key(*k)).cloned().collect();
+    if !strict {
+        missing.clear();
+    }
+    let unexpected = if strict { unexpected } else { Vec::new() };
+    if !missing.is_empty() || !unexpected.is_empty() || !mismatched.is_empty() {
+        return Err(Error::StateDict { missing, unexpected, mismatched });
+    }
+    no_grad(|| {
+        // Give every target its own buffer first, so that `assign` writes into memory the model
+        // owns instead of making a lazy target stand for (and share) the state dict's buffer.
+        let ts: Vec<&Tensor> = pairs.iter().map(|(t, _)| *t).collect();
+        Tensor::realize_all(&ts)?;
+        for (target, value) in &pairs {
+            let dev = target.device();
+            let value = if value.device() == dev { (*value).clone() } else { value.to(&dev) };
+            target.assign(&value);
+        }
+        Tensor::realize_all(&ts)
+    })
+}
+
+/// Why `value` cannot be loaded into `target`, if it cannot.
+fn mismatch(name: &str, target: &Tensor, value: &Tensor) -> Option<String> {
+    let (ts, vs) = (target.shape(), value.shape());
+    let (td, vd) = (target.dtype(), value.dtype());
+    let shape_ok = ts == vs;
+    let dtype_ok = kind(td) == kind(vd);
+    match (shape_ok, dtype_ok) {
+        (true, true) => None,
+        (false, true) => Some(format!("`{name}`: shape mismatch: model has {ts:?}, state dict has {vs:?}")),
+        (true, false) => Some(format!(
+            "`{name}`: dtype mismatch: model has {td}, state dict has {vd} (only float↔float and int↔int convert)"
+        )),
+        (false, false) => Some(format!(
+            "`{name}`: shape and dtype mismatch: model has {ts:?} {td}, state dict has {vs:?} {vd}"
+        )),
+    }
+}
+
+/// The kind of values a dtype holds: 0 bool, 1 integer, 2 float.
+fn kind(dt: DType) -> u8 {
+    if dt.is_float() {
+        2
+    } else if dt.is_int() {
+        1
+    } else {
+        0
+    }
+}

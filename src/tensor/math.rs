@@ -1,0 +1,403 @@
+//! More elementwise math as compositions of the primitive ops: rounding, clamping, sign,
+//! float classification, integer division with PyTorch's rounding, `pow`, `erf`, `log1p`.
+//!
+//! Gradients come from the compositions. Where PyTorch defines a gradient at a special point
+//! (`pow` at base 0, the kinks of `clamp`), the composition is arranged to give the same one.
+
+use super::elementwise::Operand;
+use super::Tensor;
+use crate::uop::{ConstValue, DType, Ops};
+
+impl Tensor {
+    /// A 0-d constant of this tensor's dtype and device (broadcasts in binary ops).
+    pub(crate) fn konst(&self, v: f64) -> Tensor {
+        let c = if self.dtype().is_float() { ConstValue::Float(v) } else { ConstValue::Float(v).cast(self.dtype()) };
+        Tensor::full_on([0usize; 0], c, self.dtype(), &self.device())
+    }
+
+    /// `value`, with the gradient of `grad_src` (which must be close to `value`): lets an
+    /// accurate but awkward-to-differentiate formula take its derivative from a simple one.
+    pub(crate) fn value_with_grad_of(value: &Tensor, grad_src: &Tensor) -> Tensor {
+        let diff = value.eq(grad_src).where_(0.0, value.sub(grad_src));
+        grad_src.add(diff.detach())
+    }
+
+    // ---------------------------------------------------------------- simple unary
+
+    /// `1 / sqrt(x)`.
+    pub fn rsqrt(&self) -> Tensor {
+        self.sqrt().reciprocal()
+    }
+    pub fn tan(&self) -> Tensor {
+        self.float().via_f32(|x| x.sin().div(x.cos()))
+    }
+    /// -1, 0 or 1 (0 for NaN, as PyTorch; `bool` stays as is); the gradient is 0.
+    pub fn sign(&self) -> Tensor {
+        let dt = self.dtype();
+        if dt.is_bool() {
+            return self.clone();
+        }
+        let one = self.konst(1.0);
+        if dt.is_unsigned() {
+            return self.ne(0).where_(&one, self.konst(0.0));
+        }
+        self.gt(0).where_(&one, self.lt(0).where_(self.konst(-1.0), self.konst(0.0)))
+    }
+    /// Rounds toward -inf (ints are returned as they are).
+    pub fn floor(&self) -> Tensor {
+        if !self.dtype().is_float() {
+            return self.clone();
+        }
+        let t = self.trunc();
+        self.lt(&t).where_(t.sub(1.0), &t)
+    }
+    /// Rounds toward +inf.
+    pub fn ceil(&self) -> Tensor {
+        if !self.dtype().is_float() {
+            return self.clone();
+        }
+        let t = self.trunc();
+        self.gt(&t).where_(t.add(1.0), &t)
+    }
+    /// Rounds to the nearest integer, ties to even (as `torch.round`).
+    pub fn round(&self) -> Tensor {
+        if !self.dtype().is_float() {
+            return self.clone();
+        }
+        // x - trunc(x) is exact, so unlike floor(x + 0.5) no rounding can move a value across .5.
+        let t = self.trunc();
+        let frac = self.sub(&t).abs();
+        let away = t.add(self.lt(0.0).where_(-1.0, 1.0));
+        let half_t = t.mul(0.5);
+        let odd = half_t.trunc().ne(&half_t);
+        let up = frac.gt(0.5).bitor(frac.eq(0.5).bitand(odd));
+        up.where_(away, &t)
+    }
+
+    /// Limits the values to `[min, max]` (either bound optional). The gradient passes where
+    /// `min <= x <= max`, bounds included, as PyTorch's `clamp`. Integer tensors stay integer
+    /// when the bounds are whole numbers; otherwise the result is float (PyTorch promotes).
+    pub fn clip(&self, min: Option<f64>, max: Option<f64>) -> Tensor {
+        let whole = [min, max].iter().flatten().all(|v| v.fract() == 0.0);
+        let x = if self.dtype().is_float() || self.dtype().is_bool() || whole { self.clone() } else { self.float() };
+        let bound = |v: f64| {
+            if x.dtype().is_float() {
+                return x.konst(v);
+            }
+            // An integer bound outside the dtype's range clamps nothing (instead of wrapping).
+            let (lo, hi) = x.dtype().int_range();
+            x.konst(v.clamp(lo as f64, hi as f64))
+        };
+        let mut r = x.clone();
+        if let Some(lo) = min {
+            let lo = bound(lo);
+            r = r.lt(&lo).where_(&lo, &r);
+        }
+        if let Some(hi) = max {
+            let hi = bound(hi);
+            r = r.gt(&hi).where_(&hi, &r);
+        }
+        r
+    }
+    /// Same as [`Tensor::clip`] (PyTorch's name).
+    pub fn clamp(&self, min: Option<f64>, max: Option<f64>) -> Tensor {
+        self.clip(min, max)
+    }
+
+    /// `self + weight * (end - self)`, computed as PyTorch does (from the nearer end).
+    pub fn lerp(&self, end: impl Operand, weight: impl Operand) -> Tensor {
+        let end = end.into_tensor(self);
+        let w = weight.into_tensor(self);
+        let diff = end.sub(self);
+        let from_start = self.add(w.mul(&diff));
+        let from_end = end.sub(diff.mul(w.neg().add(1.0)));
+        w.abs().lt(0.5).where_(from_start, from_end)
+    }
+
+    // ---------------------------------------------------------------- classification
+
+    pub fn isnan(&self) -> Tensor {
+        if !self.dtype().is_float() {
+            return self.ne(self).bitand(false);
+        }
+        self.ne(self)
+    }
+    pub fn isinf(&self) -> Tensor {
+        if !self.dtype().is_float() {
+            return self.ne(self).bitand(false);
+        }
+        self.eq(f64::INFINITY).bitor(self.eq(f64::NEG_INFINITY))
+    }
+    pub fn isfinite(&self) -> Tensor {
+        self.isnan().bitor(self.isinf()).logical_not()
+    }
+
+    // ---------------------------------------------------------------- integer division
+
+    fn int_div_parts(&self, o: impl Operand, name: &str) -> (Tensor, Tensor, Tensor, Tensor) {
+        let (a, b) = self.broadcast_pair(o, name);
+        assert!(
+            a.dtype().is_int(),
+            "{name}: integer path needs int operands, got {:?} (shape {:?})",
+            a.dtype(),
+            a.shape()
+        );
+        let q = Tensor::alu_node(Ops::IDIV, a.dtype(), &[&a, &b]);
+        let r = Tensor::alu_node(Ops::MOD, a.dtype(), &[&a, &b]);
+        (a, b, q, r)
+    }
+    /// Whether a nonzero C remainder has the opposite sign of the divisor (then floor division
+    /// is one less than truncation).
+    fn sign_differs(r: &Tensor, b: &Tensor) -> Tensor {
+        r.ne(0).bitand(r.lt(0).ne(b.lt(0)))
+    }
+    fn is_int_pair(&self, o: &Tensor) -> bool {
+        let d = DType::promote(self.dtype(), o.dtype());
+        d.is_int()
+    }
+
+    /// Division rounding toward zero (C's `/` on ints; `trunc(a / b)` on floats).
+    pub fn div_trunc(&self, o: impl Operand) -> Tensor {
+        let o = o.into_tensor(self);
+        if self.is_int_pair(&o) {
+            return self.int_div_parts(&o, "div_trunc").2;
+        }
+        self.div(&o).trunc()
+    }
+    /// Division rounding toward -inf (Python's `//`, `torch.div(rounding_mode="floor")`).
+    pub fn div_floor(&self, o: impl Operand) -> Tensor {
+        let o = o.into_tensor(self);
+        if self.is_int_pair(&o) {
+            let (_, b, q, r) = self.int_div_parts(&o, "div_floor");
+            if b.dtype().is_unsigned() {
+                return q;
+            }
+            return Tensor::sign_differs(&r, &b).where_(q.sub(1), &q);
+        }
+        self.div(&o).floor()
+    }
+    /// Same as [`Tensor::div_floor`] (PyTorch's name).
+    pub fn floor_divide(&self, o: impl Operand) -> Tensor {
+        self.div_floor(o)
+    }
+    /// Remainder with the sign of the divisor (Python's `%`, `torch.remainder`):
+    /// `a - b * floor(a / b)`.
+    pub fn remainder(&self, o: impl Operand) -> Tensor {
+        let o = o.into_tensor(self);
+        if self.is_int_pair(&o) {
+            let (_, b, _, r) = self.int_div_parts(&o, "remainder");
+            if b.dtype().is_unsigned() {
+                return r;
+            }
+            return Tensor::sign_differs(&r, &b).where_(r.add(&b), &r);
+        }
+        let (a, b) = self.broadcast_pair(&o, "remainder");
+        let (a, b) = (a.float(), b.float());
+        a.sub(a.div(&b).floor().mul(&b))
+    }
+    /// Same as [`Tensor::remainder`] (tinygrad's `mod`).
+    pub fn modulo(&self, o: impl Operand) -> Tensor {
+        self.remainder(o)
+    }
+    /// Remainder with the sign of the dividend (C's `%`, `torch.fmod`): `a - b * trunc(a / b)`.
+    pub fn fmod(&self, o: impl Operand) -> Tensor {
+        let o = o.into_tensor(self);
+        if self.is_int_pair(&o) {
+            return self.int_div_parts(&o, "fmod").3;
+        }
+        let (a, b) = self.broadcast_pair(&o, "fmod");
+        let (a, b) = (a.float(), b.float());
+        a.sub(a.div(&b).trunc().mul(&b))
+    }
+
+    // ---------------------------------------------------------------- pow
+
+    /// `self ** exponent` with PyTorch's values and gradients: negative bases with integer
+    /// exponents keep their sign (NaN for other exponents), `0 ** negative = inf`, `x ** 0 = 1`,
+    /// and the gradients at base 0 are PyTorch's (`0`, `1`, `inf` or `-inf` by exponent).
+    /// Integer tensors with integer exponents give integers (exact by repeated multiplication
+    /// for a constant exponent).
+    pub fn pow(&self, o: impl Operand) -> Tensor {
+        let e = o.into_tensor(self);
+        let dt = DType::promote(self.dtype(), e.dtype());
+        let konst = (e.uop().op() == Ops::CONST).then(|| e.uop().const_value()).flatten().map(|c| c.as_f64());
+        if let Some(c) = konst {
+            if let Some(r) = self.cast(dt).pow_const(c) {
+                return r;
+            }
+        }
+        let (a, b) = self.broadcast_pair(&e, "pow");
+        if !dt.is_float() {
+            // Integer powers through f64 (exact below 2^53), rounded back.
+            return a.cast(DType::F64).pow(b.cast(DType::F64)).round().cast(dt);
+        }
+        a.pow_float(&b, konst)
+    }
+
+    /// The exponents PyTorch computes without `std::pow` (and integer powers): exact products.
+    fn pow_const(&self, c: f64) -> Option<Tensor> {
+        let is_float = self.dtype().is_float();
+        if c == 0.0 {
+            return Some(self.ones_like());
+        }
+        if c.fract() == 0.0 && (1.0..=16.0).contains(&c) {
+            let (mut n, mut base, mut acc) = (c as u32, self.clone(), None::<Tensor>);
+            while n > 0 {
+                if n & 1 == 1 {
+                    acc = Some(match acc {
+                        Some(a) => a.mul(&base),
+                        None => base.clone(),
+                    });
+                }
+                n >>= 1;
+                if n > 0 {
+                    base = base.mul(&base);
+                }
+            }
+            return acc;
+        }
+        match c {
+            0.5 if is_float => Some(self.sqrt()),
+            -0.5 if is_float => Some(self.rsqrt()),
+            -1.0 if is_float => Some(self.reciprocal()),
+            _ => None,
+        }
+    }
+
+    /// Float `a ** b` (same shape and dtype); `konst` is `b`'s value when it is a constant.
+    fn pow_float(&self, b: &Tensor, konst: Option<f64>) -> Tensor {
+        let a = self;
+        let zero = a.eq(0.0);
+        // The general formula on a base with the zeros replaced (so it makes no infinities whose
+        // gradients would turn into NaN), the zeros handled separately below.
+        let a_safe = zero.where_(1.0, a);
+        let b_int = b.trunc().eq(b);
+        let half_b = b.mul(0.5);
+        let b_odd = b_int.bitand(half_b.trunc().ne(&half_b));
+        let neg = a_safe.lt(0.0);
+        let flip = neg.bitand(&b_int);
+        // A negative base with a non-integer exponent keeps its sign: log2 makes the NaN.
+        let base = flip.where_(a_safe.neg(), &a_safe);
+        // PyTorch's exponent gradient `result * log(a)` is NaN for a negative base: select `b`
+        // against a branch whose (zero) gradient is multiplied by inf there.
+        let b_grad = match konst {
+            Some(_) => b.clone(),
+            None => {
+                let k = neg.where_(f64::INFINITY, 1.0);
+                let always = Tensor::full_on(b.shape(), ConstValue::Bool(true), DType::BOOL, &b.device());
+                always.where_(b, b.mul(k))
+            }
+        };
+        let mag = b_grad.mul(base.log2()).exp2();
+        let general = flip.bitand(&b_odd).where_(mag.neg(), &mag);
+        // At base 0: value 0, 1 or inf, and PyTorch's gradient b * 0^(b-1) (0 when b = 0).
+        let az = zero.where_(a, 1.0);
+        let zeros = a.zeros_like();
+        let special = match konst {
+            Some(c) if c > 1.0 => zeros,
+            Some(c) if c == 1.0 => az,
+            Some(c) if c > 0.0 => az.sqrt(),
+            Some(c) if c == 0.0 => a.ones_like(),
+            Some(c) if c < 0.0 => az.reciprocal(),
+            Some(_) => a.full_like(f64::NAN),
+            None => {
+                // d/db of inf * b / b0 is -inf at b < 0, as PyTorch's `inf * log(0)`.
+                let bz = zero.bitand(b.lt(0.0)).where_(b, -1.0);
+                let negative = az.reciprocal().mul(bz.div(bz.detach()));
+                let positive = b.gt(1.0).where_(&zeros, b.eq(1.0).where_(&az, az.sqrt()));
+                let nonneg = b.eq(0.0).where_(a.ones_like(), positive);
+                b.lt(0.0).where_(negative, b.ge(0.0).where_(nonneg, a.full_like(f64::NAN)))
+            }
+        };
+        zero.where_(special, general)
+    }
+
+    // ---------------------------------------------------------------- special functions
+
+    /// The error function, accurate to about 1e-7 (float32 rounding): a Taylor series for
+    /// `|x| < 0.5` and `1 - erfc` beyond.
+    pub fn erf(&self) -> Tensor {
+        self.float().via_f32(|x| {
+            let near0 = x.abs_kink_up().lt(0.5);
+            let xs = near0.where_(x, 0.0);
+            let e = erfc_positive(&near0.where_(1.0, x.abs_kink_up()));
+            let far = x.lt(0.0).where_(e.sub(1.0), e.neg().add(1.0));
+            near0.where_(erf_series(&xs), far)
+        })
+    }
+    /// `1 - erf(x)`, without the cancellation for large `x`.
+    pub fn erfc(&self) -> Tensor {
+        self.float().via_f32(|x| {
+            let near0 = x.abs_kink_up().lt(0.5);
+            let xs = near0.where_(x, 0.0);
+            let e = erfc_positive(&near0.where_(1.0, x.abs_kink_up()));
+            let far = x.lt(0.0).where_(e.neg().add(2.0), &e);
+            near0.where_(erf_series(&xs).neg().add(1.0), far)
+        })
+    }
+
+    /// `log(1 + x)`, accurate for small `x` (value by the `log(u) * x / (u - 1)` trick, gradient
+    /// `1 / (1 + x)` from the plain formula).
+    pub fn log1p(&self) -> Tensor {
+        self.float().via_f32(|x| {
+            let u = x.add(1.0);
+            let plain = u.log();
+            let finite = plain.isfinite();
+            let fixed = u.eq(1.0).where_(x, plain.mul(x).div(u.sub(1.0)));
+            Tensor::value_with_grad_of(&finite.where_(fixed, &plain), &plain)
+        })
+    }
+    /// `exp(x) - 1`, accurate for small `x` (Kahan's `(u - 1) * x / log(u)`).
+    pub fn expm1(&self) -> Tensor {
+        self.float().via_f32(|x| {
+            let u = x.exp();
+            let plain = u.sub(1.0);
+            let exact = u.sub(1.0).mul(x).div(u.log());
+            let fixed = u.eq(1.0).where_(x, plain.eq(-1.0).where_(&plain, exact));
+            Tensor::value_with_grad_of(&plain.isfinite().where_(fixed, &plain), &plain)
+        })
+    }
+}
+
+/// `erf(x)` for `|x| < 0.5`: `2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1))`, 7 terms (error
+/// below 1e-9 there).
+fn erf_series(x: &Tensor) -> Tensor {
+    let x2 = x.square();
+    let mut coef: Vec<f64> = Vec::new();
+    let mut fact = 1.0;
+    for n in 0..7 {
+        if n > 0 {
+            fact *= n as f64;
+        }
+        let sign = if n % 2 == 0 { 1.0 } else { -1.0 };
+        coef.push(sign / (fact * (2 * n + 1) as f64) * std::f64::consts::FRAC_2_SQRT_PI);
+    }
+    let mut p = x2.mul(coef[6]);
+    for c in coef[1..6].iter().rev() {
+        p = p.add(*c).mul(&x2);
+    }
+    x.mul(p.add(coef[0]))
+}
+
+/// `erfc(z)` for `z >= 0` with relative error below 1.2e-7 (Numerical Recipes' Chebyshev fit
+/// `t * exp(-z^2 + P(t))`, `t = 1 / (1 + z/2)`).
+fn erfc_positive(z: &Tensor) -> Tensor {
+    const C: [f64; 10] = [
+        -1.26551223,
+        1.00002368,
+        0.37409196,
+        0.09678418,
+        -0.18628806,
+        0.27886807,
+        -1.13520398,
+        1.48851587,
+        -0.82215223,
+        0.17087277,
+    ];
+    let t = z.mul(0.5).add(1.0).reciprocal();
+    let mut p = t.mul(C[9]);
+    for c in C[1..9].iter().rev() {
+        p = p.add(*c).mul(&t);
+    }
+    t.mul(p.add(C[0]).sub(z.square()).exp())
+}
