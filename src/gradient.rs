@@ -31,8 +31,8 @@ fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
             // Ties share the gradient equally, as PyTorch's maximum does.
             let (a, b) = (t(&src[0]), t(&src[1]));
             let half = g * 0.5;
-            let ga = a.gt(&b).where_(g, &a.eq(&b).where_(&half, 0.0));
-            let gb = b.gt(&a).where_(g, &a.eq(&b).where_(&half, 0.0));
+            let ga = a.gt(&b).where_(g, a.eq(&b).where_(&half, 0.0));
+            let gb = b.gt(&a).where_(g, a.eq(&b).where_(&half, 0.0));
             vec![Some(ga), Some(gb)]
         }
         Ops::WHERE => {
@@ -77,7 +77,7 @@ fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
                 Ops::ADD => vec![Some(ge)],
                 Ops::MAX => {
                     // Split equally among the elements that reach the maximum.
-                    let mask = x().eq(&out().expand(shape.clone())).cast(g.dtype());
+                    let mask = x().eq(out().expand(shape.clone())).cast(g.dtype());
                     let count = mask.sum_keepdim(axes.clone()).expand(shape);
                     vec![Some(ge * mask / count)]
                 }

@@ -189,7 +189,10 @@ fn wrong_counts_are_errors() {
     std::fs::write(tmp.0.join("t10k-images-idx3-ubyte"), idx_bytes(&[10000, 28, 28])).unwrap();
     std::fs::write(tmp.0.join("t10k-labels-idx1-ubyte"), idx_bytes(&[10000])).unwrap();
     let msg = mnist_from(&tmp.0).unwrap_err().to_string();
-    assert!(msg.contains("train-images-idx3-ubyte") && msg.contains("[5, 28, 28]") && msg.contains("[60000, 28, 28]"), "{msg}");
+    assert!(
+        msg.contains("train-images-idx3-ubyte") && msg.contains("[5, 28, 28]") && msg.contains("[60000, 28, 28]"),
+        "{msg}"
+    );
     // Fixing the images makes the crafted set load (labels and images need not be real).
     std::fs::write(tmp.0.join("train-images-idx3-ubyte"), idx_bytes(&[60000, 28, 28])).unwrap();
     let (x, y, _, _) = mnist_from(&tmp.0).unwrap();
@@ -207,7 +210,10 @@ fn gzipped_files_must_match_their_checksum() {
     let e = mnist_from(&tmp.0).unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, Error::Format { .. }), "{e:?}");
-    assert!(msg.contains("train-labels-idx1-ubyte.gz") && msg.contains("SHA-256") && msg.contains("delete it"), "{msg}");
+    assert!(
+        msg.contains("train-labels-idx1-ubyte.gz") && msg.contains("SHA-256") && msg.contains("delete it"),
+        "{msg}"
+    );
 }
 
 fn have_curl() -> bool {

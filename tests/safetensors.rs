@@ -43,7 +43,7 @@ fn common_dict() -> BTreeMap<String, Tensor> {
     let mut put = |k: &str, v: Tensor| d.insert(k.to_string(), v);
     put("f32", t(&[1.5f32, -2.25, 3.0, 0.0, 1e-3, -65504.0], &[2, 3]));
     put("f64", t(&[0.1f64, -1e300, 2.5], &[3]));
-    put("f16", t(&h(&[0.5, -1.0, 65504.0, 6.103515625e-05]), &[2, 2]));
+    put("f16", t(&h(&[0.5, -1.0, 65504.0, 2f32.powi(-14)]), &[2, 2]));
     put("bf16", t(&b(&[1.0, -0.5, 3.140625, 256.0]), &[4]));
     put("i8", t(&[-128i8, 5, 127], &[3]));
     put("i16", t(&[-32768i16, 32767], &[2]));
@@ -141,8 +141,7 @@ fn writes_the_committed_interop_fixture() {
 fn round_trips_every_dtype_on_every_device() {
     let tmp = TempDir::new("roundtrip");
     for dev in DEVICES {
-        let d: BTreeMap<String, Tensor> =
-            common_dict().into_iter().map(|(k, v)| (k, v.to(dev))).collect();
+        let d: BTreeMap<String, Tensor> = common_dict().into_iter().map(|(k, v)| (k, v.to(dev))).collect();
         let p = tmp.0.join(format!("{dev}.safetensors"));
         safe_save(&d, &p).unwrap();
         let back = safe_load_on(&p, dev).unwrap();
@@ -261,10 +260,19 @@ fn corrupt_files_give_errors_never_panics() {
     // Headers that lie: offsets past the end, overlapping, gaps, reversed, sizes that overflow.
     let lies: &[(&str, usize)] = &[
         (r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,1000000]}}"#, 8),
-        (r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}"#, 12),
-        (r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}"#, 12),
+        (
+            r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}"#,
+            12,
+        ),
+        (
+            r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}"#,
+            12,
+        ),
         (r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}}"#, 4),
-        (r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#, 4),
+        (
+            r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
+            4,
+        ),
         (r#"{"a":{"dtype":"U8","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,0]}}"#, 0),
         (r#"{"a":{"dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,18446744073709551615]}}"#, 0),
         (r#"{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}"#, 4),

@@ -37,14 +37,17 @@ macro_rules! group_tests {
     };
 }
 
-group_tests!(elementwise, movement, reduce, linalg, conv);
+group_tests!(elementwise, movement, reduce, linalg, conv, shape_ops, indexing, math, activation, reduce_ext);
 
 #[test]
 fn every_group_has_tests_and_a_fixture() {
     let dir = fixture_dir();
     for (g, _) in GROUPS {
         assert!(TESTED_GROUPS.contains(g), "group {g} is in torch::GROUPS but not in group_tests!(..)");
-        assert!(dir.join(format!("{g}.json")).exists(), "group {g} has no fixture: run scripts/torch_fixtures/gen.py {g}");
+        assert!(
+            dir.join(format!("{g}.json")).exists(),
+            "group {g} has no fixture: run scripts/torch_fixtures/gen.py {g}"
+        );
     }
     for g in TESTED_GROUPS {
         assert!(GROUPS.iter().any(|(n, _)| n == g), "group_tests!({g}) has no entry in torch::GROUPS");
@@ -127,7 +130,14 @@ fn parse_fixture(v: &Value) -> Result<Fixture, String> {
     let dtype = dtype_named(v["dtype"].as_str().ok_or("tensor without dtype")?)?;
     let raw = v["data"].as_array().ok_or("tensor without data")?;
     let data = if dtype.is_float() {
-        Data::Float(raw.iter().map(parse_float).collect::<Result<_, _>>()?)
+        // Rounded to the dtype: the fixture writes the shortest decimal of each value.
+        let round = |x: f64| match dtype {
+            DType::F32 => x as f32 as f64,
+            DType::F16 => half::f16::from_f64(x).to_f64(),
+            DType::BF16 => half::bf16::from_f64(x).to_f64(),
+            _ => x,
+        };
+        Data::Float(raw.iter().map(|v| parse_float(v).map(round)).collect::<Result<_, _>>()?)
     } else if dtype.is_bool() {
         Data::Bool(raw.iter().map(|b| b.as_bool().ok_or_else(|| format!("bad bool {b}"))).collect::<Result<_, _>>()?)
     } else {
@@ -403,9 +413,9 @@ fn run_group(group: &str, dev: &str) {
         let kf = KNOWN_FAILURES.iter().find(|k| k.matches(group, name, dev));
         match (result, kf) {
             (Ok(()), None) => passed += 1,
-            (Ok(()), Some(_)) => failures.push(format!("{name}: passes now; remove it from KNOWN_FAILURES")),
-            (Err(e), Some(k)) => known.push(format!("{name} ({}): {e}", k.bug)),
-            (Err(e), None) => failures.push(format!("{name}: {e}")),
+            (Ok(()), Some(_)) => failures.push(format!("{name} on {dev}: passes now; remove it from KNOWN_FAILURES")),
+            (Err(e), Some(k)) => known.push(format!("{name} on {dev} ({}): {e}", k.bug)),
+            (Err(e), None) => failures.push(format!("{name} on {dev}: {e}")),
         }
     }
     let summary = format!(

@@ -112,22 +112,35 @@ class Case:
         }
 
 
-def _float(v):
+SHORT_TYPES = {torch.float32: np.float32, torch.float16: np.float16}
+
+
+def _short(v, np_type):
+    """The shortest decimal that reads back as `v` in `np_type`, even when the reader's f64
+    parse is one ulp off (then rounded to the dtype); else `v` itself (exact in f64)."""
+    d = float(str(np_type(v)))
+    near = [d, math.nextafter(d, math.inf), math.nextafter(d, -math.inf)]
+    return d if all(float(np_type(x)) == v for x in near) else v
+
+
+def _float(v, np_type=None):
     if math.isnan(v):
         return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
-    return v
+    return _short(v, np_type) if np_type is not None else v
 
 
 def encode(t):
-    """A tensor as `{"shape", "dtype", "data"}` with flat row-major data."""
+    """A tensor as `{"shape", "dtype", "data"}` with flat row-major data (float32 and float16
+    values as their shortest decimals: the reader rounds what it parses to the dtype)."""
     dt = DTYPE_NAMES[t.dtype]
     flat = t.detach().contiguous().reshape(-1)
     if t.dtype == torch.bool:
         data = [bool(v) for v in flat.tolist()]
     elif t.dtype.is_floating_point:
-        data = [_float(float(v)) for v in flat.double().tolist()]
+        np_type = SHORT_TYPES.get(t.dtype)
+        data = [_float(float(v), np_type) for v in flat.double().tolist()]
     else:
         data = [int(v) for v in flat.tolist()]
     return {"shape": list(t.shape), "dtype": dt, "data": data}

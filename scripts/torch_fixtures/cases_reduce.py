@@ -8,12 +8,16 @@ uint8/uint16/uint32 -> uint32) where PyTorch gives int64. The Rust closures are 
 tests/torch/reduce.rs.
 """
 
+import math
+
 import torch
 
 from case import Case
 
 I32, U32 = torch.int32, torch.uint32
+INF, NAN = math.inf, math.nan
 F16_TOL = dict(atol=1e-3, rtol=1e-2, grad_atol=1e-3, grad_rtol=1e-2)
+NAN_ROWS = [[1.0, NAN, 2.0], [NAN, 1.0, 2.0], [3.0, 1.0, 2.0]]
 TIES = [[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 2.0, 2.0], [-5.0, 0.0, -5.0, 4.0]]
 
 CASES = [
@@ -35,6 +39,7 @@ CASES = [
     Case("sum_padded", [(2, 3)], lambda x: torch.nn.functional.pad(x, (1, 2)).sum(1)),
     Case("sum_empty_axis", [(0, 3)], lambda x: x.sum(0)),
     Case("sum_empty_all", [(0,)], lambda x: x.sum()),
+    Case("sum_empty_inner_axis", [(3, 4, 0)], lambda x: x.sum(-1)),
     Case("sum_long_axis", [(2, 300)], lambda x: x.sum(1), atol=1e-4),
     Case("sum_int", [(3, 4)], lambda x: x.sum(1).to(I32), dtype="int32", low=-100, high=100),
     Case("sum_int8_widens", [(2, 8)], lambda x: x.sum(1).to(I32), dtype="int8", low=100, high=127),
@@ -68,6 +73,7 @@ CASES = [
     Case("min_int", [(3, 4)], lambda x: x.amin(1), dtype="int32", low=-100, high=100),
     Case("min_uint8", [(3, 4)], lambda x: x.amin(0), dtype="uint8", low=0, high=255),
     Case("min_int8_extremes", [(4,)], lambda x: x.amin(), dtype="int8", vals=[[-128, 127, 0, -1]]),
+    Case("min_int32_extremes", [(3,)], lambda x: x.amin(), dtype="int32", vals=[[-(2**31), 5, 2**31 - 1]]),
     Case("min_bool", [(3, 4)], lambda x: x.amin(1), dtype="bool"),
     # ---------------------------------------------------------------- mean
     Case("mean_all", [(3, 4)], lambda x: x.mean()),
@@ -84,6 +90,30 @@ CASES = [
     Case("prod_with_zero", [(2, 3)], lambda x: x.prod(1), vals=[[[1.5, 0.0, 2.0], [0.0, 3.0, 0.0]]]),
     Case("prod_int", [(3, 4)], lambda x: x.prod(1).to(I32), dtype="int32", low=-5, high=5),
     Case("prod_transposed", [(3, 2)], lambda x: x.t().prod(1)),
+    # ---------------------------------------------------------------- edge values, 4-D, larger shapes
+    Case("max_with_nan", [(3, 3)], lambda x: x.amax(1), vals=[NAN_ROWS], grad=False),
+    Case("min_with_nan", [(3, 3)], lambda x: x.amin(1), vals=[NAN_ROWS], grad=False),
+    Case("sum_with_inf_nan", [(3, 2)], lambda x: x.sum(1), vals=[[[INF, 1.0], [INF, -INF], [NAN, 2.0]]]),
+    Case("prod_negatives", [(2, 4)], lambda x: x.prod(1), low=-2.0, high=-0.5),
+    Case("prod_0d", [()], lambda x: x.prod()),
+    Case("prod_empty_axis", [(0, 3)], lambda x: x.prod(0)),
+    Case("max_size1_axis", [(3, 1)], lambda x: x.amax(1)),
+    Case("max_int64_large", [(4,)], lambda x: x.amax(), dtype="int64", vals=[[-(2**62), 2**61 + 3, 5, 2**61]]),
+    Case("min_int64_large", [(4,)], lambda x: x.amin(), dtype="int64", vals=[[-(2**62), 2**61 + 3, 5, 2**61]]),
+    Case("min_uint8_extremes", [(4,)], lambda x: x.amin(), dtype="uint8", vals=[[255, 0, 7, 128]]),
+    Case("sum_uint8_keepdim", [(2, 5)], lambda x: x.sum(1, keepdim=True).to(U32), dtype="uint8", low=0, high=255),
+    Case("sum_bool_all", [(4, 5)], lambda x: x.sum().to(I32), dtype="bool"),
+    Case("sum_4d_middle_axes", [(2, 3, 4, 2)], lambda x: x.sum((1, 2))),
+    Case("max_4d_outer_axes", [(2, 3, 2, 4)], lambda x: x.amax((0, 3), keepdim=True)),
+    Case("mean_4d_negative_axes", [(2, 2, 3, 2)], lambda x: x.mean((-1, -3))),
+    Case("sum_expanded_permuted", [(3, 1)], lambda x: x.expand(3, 4).t().sum(0)),
+    Case("mean_f16", [(4, 6)], lambda x: x.mean(1), dtype="float16", **F16_TOL),
+    Case("max_bf16", [(3, 5)], lambda x: x.amax(0), dtype="bfloat16", atol=1e-2, rtol=2e-2, grad_atol=1e-2,
+         grad_rtol=2e-2),
+    Case("sum_large", [(16, 130)], lambda x: x.sum(1), atol=1e-4),
+    Case("sum_large_axis0", [(130, 16)], lambda x: x.sum(0), atol=1e-4),
+    Case("max_large", [(17, 90)], lambda x: x.amax(1)),
+    Case("sum_large_transposed", [(20, 70)], lambda x: x.t().sum(0) * x.sum(0).mean(), atol=1e-4),
     # ---------------------------------------------------------------- composites
     Case("softmax", [(3, 5)], lambda x: (x - x.amax(1, keepdim=True)).exp()
          / (x - x.amax(1, keepdim=True)).exp().sum(1, keepdim=True), low=-4.0, high=4.0),
@@ -102,7 +132,6 @@ CASES = [
     Case("matmul_vec_mat", [(4,), (4, 3)], lambda a, b: a @ b),
     Case("matmul_mat_vec", [(3, 4), (4,)], lambda a, b: a @ b),
     Case("dot_vec_vec", [(5,), (5,)], lambda a, b: a.dot(b)),
-    Case("dot_mat", [(2, 3), (3, 2)], lambda a, b: a @ b),
     Case("matmul_batched", [(2, 3, 4), (2, 4, 5)], lambda a, b: a @ b),
     Case("matmul_broadcast_rhs", [(2, 3, 4), (4, 5)], lambda a, b: a @ b),
     Case("matmul_broadcast_lhs", [(3, 4), (2, 4, 5)], lambda a, b: a @ b),
@@ -115,5 +144,9 @@ CASES = [
     Case("matmul_f16", [(3, 8), (8, 2)], lambda a, b: a @ b, dtype="float16", **F16_TOL),
     Case("matmul_f64", [(3, 4), (4, 5)], lambda a, b: a @ b, dtype="float64", atol=1e-12, rtol=1e-12,
          grad_atol=1e-12, grad_rtol=1e-12),
+    Case("matmul_large", [(17, 33), (33, 19)], lambda a, b: a @ b, atol=1e-5, grad_atol=1e-4),
+    Case("matmul_long_k", [(2, 300), (300, 3)], lambda a, b: a @ b, atol=1e-4, grad_atol=1e-4),
+    Case("matmul_4d_broadcast_transposed", [(2, 1, 4, 3), (3, 5, 4)],
+         lambda a, b: a.transpose(-1, -2) @ b.transpose(-1, -2)),
     Case("linear_layer", [(4, 3), (2, 3), (2,)], lambda x, w, b: x @ w.t() + b),
 ]

@@ -1,6 +1,8 @@
 //! The codegen pipeline for one kernel: simplify → optimize ranges → lower → linearize →
 //! render.
 
+use super::expand::expand;
+use super::heuristic::hand_coded_optimizations;
 use super::linearize::linearize;
 use super::lower::lower;
 use super::opts::{apply_opts, Opt};
@@ -52,13 +54,22 @@ fn count_flops(ast: &UOp) -> u64 {
 pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> ProgramSpec {
     let target = renderer.target();
     let ast = simplify(ast);
-    let (ast, applied) = match opts {
-        Some(o) => (apply_opts(&ast, o), o.to_vec()),
-        None => (ast.clone(), Vec::new()),
+    let chosen: Vec<Opt> = match opts {
+        Some(o) => o.to_vec(),
+        None if crate::helpers::getenv_int("NOOPT", 0) != 0 => Vec::new(),
+        None => hand_coded_optimizations(&ast, target),
     };
-    let ast = simplify(&lower(&ast, target));
+    let ast = apply_opts(&ast, &chosen);
+    let applied = chosen;
     let name = kernel_name(&ast);
     let flops = count_flops(&ast);
+    let threads = ast
+        .toposort()
+        .iter()
+        .filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Thread)
+        .map(|r| r.range_size() as usize)
+        .product();
+    let ast = simplify(&lower(&expand(&ast), target));
     let uops = linearize(&ast);
     let src = renderer.render(&name, &uops);
     let buf_count = uops.iter().filter(|u| u.op() == Ops::DEFINE_GLOBAL).count();
@@ -74,6 +85,7 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
         uops,
         src,
         global_size: [1, 1, 1],
+        threads,
         local_size: None,
         buf_count,
         vars,

@@ -14,7 +14,7 @@
 //! - everything else (DEFINE_GLOBAL, CONST, INDEX, LOAD, STORE, ALU, CAST) appears once, after
 //!   its sources.
 
-use crate::uop::{Arg, DType, FxHashMap, FxHashSet, Ops, UOp};
+use crate::uop::{Arg, AxisType, DType, FxHashMap, FxHashSet, Ops, UOp};
 
 /// Block a node lives in: `None` is the kernel's top level, `Some(range)` the body of that loop.
 type Block = Option<UOp>;
@@ -24,9 +24,10 @@ struct Linearizer {
     ranges: FxHashMap<UOp, Vec<UOp>>,
     parent: FxHashMap<UOp, Block>,
     depth: FxHashMap<UOp, usize>,
-    /// REDUCE owning each reduce range, and whether the range is its first / last.
-    reduce_of_first: FxHashMap<UOp, UOp>,
-    reduce_of_last: FxHashMap<UOp, UOp>,
+    /// REDUCEs whose loop nest starts / ends with each reduce range. Several REDUCEs share one
+    /// loop nest when they have the same ranges (an UPCAST tile: one accumulator each).
+    reduce_of_first: FxHashMap<UOp, Vec<UOp>>,
+    reduce_of_last: FxHashMap<UOp, Vec<UOp>>,
     block: FxHashMap<UOp, Block>,
     children: FxHashMap<Block, Vec<UOp>>,
     nodes_in: FxHashMap<Block, Vec<UOp>>,
@@ -183,7 +184,7 @@ impl Linearizer {
     }
 
     fn emit_loop(&mut self, r: &UOp) {
-        if let Some(red) = self.reduce_of_first.get(r).cloned() {
+        for red in self.reduce_of_first.get(r).cloned().unwrap_or_default() {
             let id = self.accs.len() as i64;
             let acc = UOp::new(Ops::DEFINE_REG, red.dtype(), vec![], Arg::Int(id));
             let Arg::Op(op) = red.arg() else { panic!("REDUCE without op") };
@@ -197,7 +198,7 @@ impl Linearizer {
         self.prog.push(rr.clone());
         self.map.insert(r.clone(), rr.clone());
         self.emit_block(Some(r.clone()));
-        if let Some(red) = self.reduce_of_last.get(r).cloned() {
+        for red in self.reduce_of_last.get(r).cloned().unwrap_or_default() {
             let acc = self.accs[&red].clone();
             let Arg::Op(op) = red.arg() else { unreachable!() };
             let old = UOp::new(Ops::LOAD, red.dtype(), vec![acc.clone(), rr.clone()], Arg::None);
@@ -247,7 +248,8 @@ pub fn linearize(sink: &UOp) -> Vec<UOp> {
     }
     // Output ranges form one chain, in id order.
     let mut outs: Vec<UOp> = topo.iter().filter(|n| n.op() == Ops::RANGE && !owned.contains(*n)).cloned().collect();
-    outs.sort_by_key(|r| r.range_arg().0);
+    // A THREAD axis is the outermost loop: each thread runs the whole body for its index.
+    outs.sort_by_key(|r| (r.range_arg().1 != AxisType::Thread, r.range_arg().0));
     let mut prev: Block = None;
     for (d, r) in outs.iter().enumerate() {
         lin.parent.insert(r.clone(), prev.clone());
@@ -258,19 +260,25 @@ pub fn linearize(sink: &UOp) -> Vec<UOp> {
     for n in topo.iter().rev().filter(|n| n.op() == Ops::REDUCE) {
         let mut chain: Vec<UOp> = n.src()[1..].to_vec();
         chain.sort_by_key(|r| r.range_arg().0);
-        let mut p = lin.deepest(&lin.ranges[n]);
-        let mut d = p.as_ref().map(|r| lin.depth[r]).unwrap_or(0);
-        for r in &chain {
-            if lin.parent.contains_key(r) {
-                panic!("linearize: range {:?} is reduced twice", r.range_arg());
+        if lin.parent.contains_key(&chain[0]) {
+            // Another REDUCE over the same ranges already placed this loop nest.
+            assert!(
+                lin.reduce_of_first.get(&chain[0]).is_some_and(|rs| rs.iter().any(|o| o.src()[1..] == n.src()[1..])),
+                "linearize: range {:?} is reduced by REDUCEs over different ranges",
+                chain[0].range_arg()
+            );
+        } else {
+            let mut p = lin.deepest(&lin.ranges[n]);
+            let mut d = p.as_ref().map(|r| lin.depth[r]).unwrap_or(0);
+            for r in &chain {
+                d += 1;
+                lin.parent.insert(r.clone(), p.clone());
+                lin.depth.insert(r.clone(), d);
+                p = Some(r.clone());
             }
-            d += 1;
-            lin.parent.insert(r.clone(), p.clone());
-            lin.depth.insert(r.clone(), d);
-            p = Some(r.clone());
         }
-        lin.reduce_of_first.insert(chain[0].clone(), n.clone());
-        lin.reduce_of_last.insert(chain[chain.len() - 1].clone(), n.clone());
+        lin.reduce_of_first.entry(chain[0].clone()).or_default().push(n.clone());
+        lin.reduce_of_last.entry(chain[chain.len() - 1].clone()).or_default().push(n.clone());
     }
     for n in &topo {
         if n.op() == Ops::SINK {

@@ -1,5 +1,7 @@
 //! Codegen: kernel AST → optimized, lowered, linearized program.
 
+pub mod expand;
+pub mod heuristic;
 pub mod kernel;
 pub mod linearize;
 pub mod lower;

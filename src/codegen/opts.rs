@@ -29,17 +29,21 @@ pub fn kernel_ranges(ast: &UOp) -> Vec<UOp> {
     rs
 }
 
-/// Replaces `range` (size n) by `outer * amount + inner` with `outer` of size n/amount (same
-/// type) and `inner` of size `amount` (type `kind`). `amount` must divide n.
-pub fn shift_to(ast: &UOp, range: &UOp, amount: i64, kind: AxisType) -> UOp {
+/// Splits `range` (size n) in two. Normally it becomes `rest * amount + new` where `new` has
+/// size `amount` and type `kind` (the inner part); with `top` it becomes
+/// `new * (n / amount) + rest` (the new part is the outer one, as a THREAD axis wants: each
+/// thread gets one contiguous chunk). `rest` keeps the range's id and type. `amount` must
+/// divide n.
+pub fn shift_to(ast: &UOp, range: &UOp, amount: i64, kind: AxisType, top: bool) -> UOp {
     let n = range.range_size();
     assert!(amount > 0 && n % amount == 0, "shift_to: {amount} does not divide range of {n}");
     let (id, t) = range.range_arg();
     let next_id = kernel_ranges(ast).iter().map(|r| r.range_arg().0).max().unwrap_or(0) + 1;
     let dt = range.dtype();
-    let outer = UOp::range(UOp::int(dt, n / amount), id, t);
-    let inner = UOp::range(UOp::int(dt, amount), next_id, kind);
-    let replacement = &(&outer * amount) + &inner;
+    let rest = UOp::range(UOp::int(dt, n / amount), id, t);
+    let new = UOp::range(UOp::int(dt, amount), next_id, kind);
+    let replacement = if top { &(&new * (n / amount)) + &rest } else { &(&rest * amount) + &new };
+    let (outer, inner) = if top { (new, rest) } else { (rest, new) };
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
     map.insert(range.clone(), replacement);
     // REDUCE sources list their ranges: both parts replace the old one there.
@@ -72,6 +76,7 @@ pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
     for o in opts {
         let rs = kernel_ranges(&ast);
         let r = rs.get(o.axis).unwrap_or_else(|| panic!("opt {o:?}: kernel has {} ranges", rs.len())).clone();
+        let top = o.kind == OptKind::Thread;
         let kind = match o.kind {
             OptKind::Upcast => AxisType::Upcast,
             OptKind::Unroll => AxisType::Unroll,
@@ -80,7 +85,7 @@ pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
             OptKind::Group => AxisType::Group,
             OptKind::Split => r.range_arg().1,
         };
-        ast = shift_to(&ast, &r, o.amount, kind);
+        ast = shift_to(&ast, &r, o.amount, kind, top);
     }
     ast
 }

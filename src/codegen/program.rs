@@ -14,6 +14,8 @@ pub struct ProgramSpec {
     pub global_size: [usize; 3],
     /// Local (work-group) size, when the device has work groups.
     pub local_size: Option<[usize; 3]>,
+    /// CPU threads a launch uses (the size of the THREAD axis; 1 without one).
+    pub threads: usize,
     /// Number of buffer arguments (DEFINE_GLOBALs).
     pub buf_count: usize,
     /// Names of the symbolic variables, in argument order.

@@ -58,7 +58,8 @@ const MNIST_FILES: [MnistFile; 4] = [
 /// are downloaded from [`MNIST_MIRROR`] into `cache_dir()/mnist` with `curl`; if that is not
 /// possible the error lists the missing files and where to put them.
 pub fn mnist() -> Result<(Tensor, Tensor, Tensor, Tensor)> {
-    let env: BTreeMap<String, String> = std::env::var("MNIST_DIR").map(|v| ("MNIST_DIR".into(), v)).into_iter().collect();
+    let env: BTreeMap<String, String> =
+        std::env::var("MNIST_DIR").map(|v| ("MNIST_DIR".into(), v)).into_iter().collect();
     let dirs = mnist_dirs(&env, &crate::helpers::cache_dir());
     if let Some(dir) = dirs.iter().find(|d| missing_mnist_files(d).is_empty()) {
         return mnist_from(dir);
@@ -252,12 +253,16 @@ pub fn download_mnist(dir: &Path, base_url: &str) -> Result<()> {
             .output();
         let output = match run {
             Ok(o) => o,
-            Err(e) => return Err(not_found(format!("could not run `curl` ({e}); install curl or fetch the files by hand."))),
+            Err(e) => {
+                return Err(not_found(format!("could not run `curl` ({e}); install curl or fetch the files by hand.")))
+            }
         };
         if !output.status.success() {
             let _ = std::fs::remove_file(&part);
+            // With retries curl repeats its message; the last line says it.
             let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(not_found(format!("`curl {url}` failed ({}): {}.", output.status, stderr.trim())));
+            let why = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+            return Err(not_found(format!("`curl {url}` failed ({}): {why}.", output.status)));
         }
         let bytes = std::fs::read(&part).map_err(|source| Error::File { path: part.clone(), source })?;
         let have = sha256_hex(&bytes);

@@ -2,9 +2,9 @@
 
 pub mod datasets;
 mod module;
+pub mod optim;
 pub mod safetensors;
 mod state;
-pub mod optim;
 
 pub use ferrograd_derive::Module;
 pub use module::{get_parameters, join_name, state_dict, Module};

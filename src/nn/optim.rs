@@ -174,7 +174,7 @@ impl Optimizer for LAMB {
                 } else {
                     let r1 = pf.square().sum().sqrt();
                     let r2 = up.square().sum().sqrt();
-                    Some(r1.gt(0.0).where_(&r2.gt(0.0).where_(&r1 / &r2, 1.0), 1.0))
+                    Some(r1.gt(0.0).where_(r2.gt(0.0).where_(&r1 / &r2, 1.0), 1.0))
                 };
                 let scaled = match trust {
                     Some(t) => up * t * self.lr.clone(),

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The largest header the format allows (the same limit as the reference implementation).
 const MAX_HEADER: u64 = 100_000_000;
@@ -119,10 +120,13 @@ pub fn safe_save_with_metadata(
     result
 }
 
-/// `dir/.name.tmp-<pid>`: a sibling, so that the final rename stays on one file system.
+/// `dir/.name.tmp-<pid>-<n>`: a sibling, so that the final rename stays on one file system, and
+/// unique per process and call, so that concurrent saves never write the same temporary file.
 fn temp_path(path: &Path) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+    path.with_file_name(format!(".{name}.tmp-{}-{n}", std::process::id()))
 }
 
 /// Reads every tensor of a safetensors file onto the default device.
@@ -181,19 +185,18 @@ pub fn safe_load_on(path: impl AsRef<Path>, device: &str) -> Result<BTreeMap<Str
         let (start, end) = info.data_offsets;
         let range = data_start.checked_add(start).zip(data_start.checked_add(end));
         let bytes = range.and_then(|(s, e)| map.get(s..e));
+        let misfit = || {
+            let msg = format!(
+                "tensor `{name}`: data_offsets [{start}, {end}] do not fit shape {:?} of {} in a file of {} bytes",
+                info.shape,
+                info.dtype,
+                map.len()
+            );
+            format_err(path, msg)
+        };
         let bytes = match (numel, bytes) {
             (Some(n), Some(b)) if n.checked_mul(dtype.itemsize()) == Some(b.len()) => b,
-            _ => {
-                return Err(format_err(
-                    path,
-                    format!(
-                        "tensor `{name}`: data_offsets [{start}, {end}] do not fit shape {:?} of {} in a file of {} bytes",
-                        info.shape,
-                        info.dtype,
-                        map.len()
-                    ),
-                ))
-            }
+            _ => return Err(misfit()),
         };
         let buf = Buffer::new(dev.clone(), dtype, numel.unwrap_or(0));
         if dtype.is_bool() {
@@ -245,8 +248,9 @@ fn read_header(path: &Path) -> Result<(File, usize, Metadata)> {
     file.read_exact(&mut header).map_err(file_err(path))?;
     let text = std::str::from_utf8(&header)
         .map_err(|e| format_err(path, format!("header is not UTF-8 ({e}); the file is corrupt")))?;
-    let meta: Metadata = serde_json::from_str(text)
-        .map_err(|e| format_err(path, format!("invalid header ({e}); the file is corrupt or not a safetensors file")))?;
+    let meta: Metadata = serde_json::from_str(text).map_err(|e| {
+        format_err(path, format!("invalid header ({e}); the file is corrupt or not a safetensors file"))
+    })?;
     Ok((file, n as usize, meta))
 }
 

@@ -1,6 +1,7 @@
 //! Loading a model's tensors from a state dict (name → tensor), like PyTorch's
 //! `load_state_dict`. Every problem (missing keys, unexpected keys, shape or dtype mismatches) is
-//! collected and reported in one error; on error no tensor of the model is changed.
+//! collected and reported in one error, before anything is written: a dict that does not fit
+//! leaves the model unchanged.
 //!
 //! Dtypes: a value is cast to the dtype of the model's tensor when both are of the same kind
 //! (float ↔ float, integer ↔ integer), as PyTorch's `copy_` does — so an f16 or bf16 checkpoint
@@ -10,8 +11,10 @@
 
 use super::module::{state_dict, Module};
 use crate::error::{Error, Result};
-use crate::tensor::{no_grad, Tensor};
-use crate::uop::DType;
+use crate::runtime::{get_device, Buffer};
+use crate::schedule::existing_buffer;
+use crate::tensor::{buffer_view_pub, no_grad, Tensor};
+use crate::uop::{DType, Ops};
 use std::collections::BTreeMap;
 
 /// Every tensor of a module by name (tinygrad's `get_state_dict`); the same as [`state_dict`].
@@ -44,26 +47,38 @@ pub fn load_state_dict_with(model: &impl Module, dict: BTreeMap<String, Tensor>,
             },
         }
     }
-    let unexpected: Vec<String> = dict.keys().filter(|k| !targets.contains_key(*k)).cloned().collect();
+    let mut unexpected: Vec<String> = dict.keys().filter(|k| !targets.contains_key(*k)).cloned().collect();
     if !strict {
         missing.clear();
+        unexpected.clear();
     }
-    let unexpected = if strict { unexpected } else { Vec::new() };
     if !missing.is_empty() || !unexpected.is_empty() || !mismatched.is_empty() {
         return Err(Error::StateDict { missing, unexpected, mismatched });
     }
     no_grad(|| {
-        // Give every target its own buffer first, so that `assign` writes into memory the model
-        // owns instead of making a lazy target stand for (and share) the state dict's buffer.
         let ts: Vec<&Tensor> = pairs.iter().map(|(t, _)| *t).collect();
-        Tensor::realize_all(&ts)?;
         for (target, value) in &pairs {
+            give_own_buffer(target)?;
             let dev = target.device();
             let value = if value.device() == dev { (*value).clone() } else { value.to(&dev) };
             target.assign(&value);
         }
         Tensor::realize_all(&ts)
     })
+}
+
+/// Makes a target that is not yet backed by memory (a lazy `Tensor::zeros`, say) stand for a
+/// fresh buffer of its own, so that `assign` writes into memory the model owns. Not realizing it
+/// instead: structurally equal lazy tensors realized together may share one buffer, and
+/// assigning without a buffer would make the target stand for the state dict's own buffer.
+fn give_own_buffer(target: &Tensor) -> Result<()> {
+    let u = target.uop();
+    let view = if u.op() == Ops::ASSIGN { u.src()[0].clone() } else { u };
+    if existing_buffer(&view).is_none() {
+        let buf = Buffer::new(get_device(&target.device())?, target.dtype(), target.numel());
+        target.set_uop(buffer_view_pub(buf, &target.shape()));
+    }
+    Ok(())
 }
 
 /// Why `value` cannot be loaded into `target`, if it cannot.
@@ -78,9 +93,9 @@ fn mismatch(name: &str, target: &Tensor, value: &Tensor) -> Option<String> {
         (true, false) => Some(format!(
             "`{name}`: dtype mismatch: model has {td}, state dict has {vd} (only float↔float and int↔int convert)"
         )),
-        (false, false) => Some(format!(
-            "`{name}`: shape and dtype mismatch: model has {ts:?} {td}, state dict has {vs:?} {vd}"
-        )),
+        (false, false) => {
+            Some(format!("`{name}`: shape and dtype mismatch: model has {ts:?} {td}, state dict has {vs:?} {vd}"))
+        }
     }
 }
 

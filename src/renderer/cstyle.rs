@@ -6,7 +6,7 @@
 //! (`alu3`, `val0`, `acc1`, `ridx2`), so the source stays readable at DEBUG=4.
 
 use super::{Renderer, Target};
-use crate::uop::{Arg, ConstValue, DType, FxHashMap, Ops, Scalar, SpecialKind, UOp};
+use crate::uop::{Arg, AxisType, ConstValue, DType, FxHashMap, Ops, Scalar, SpecialKind, UOp};
 use std::fmt::Write;
 
 /// The parts of C-style source that differ between dialects.
@@ -325,6 +325,13 @@ impl<'a> Render<'a> {
                     self.line(&format!("{} {nm};", c_type(u.dtype())));
                     self.names.insert(u.clone(), nm);
                 }
+                Ops::RANGE if u.range_arg().1 == AxisType::Thread => {
+                    // One thread per index value: the launcher passes it as `core_id`.
+                    let nm = format!("ridx{}", u.range_arg().0);
+                    self.line(&format!("{{ int {nm} = core_id; /* THREAD axis of {} */", self.n(&u.src()[0]).to_owned()));
+                    self.depth += 1;
+                    self.names.insert(u.clone(), nm);
+                }
                 Ops::RANGE => {
                     let nm = format!("ridx{}", u.range_arg().0);
                     let end = self.n(&u.src()[0]).to_owned();
@@ -396,6 +403,10 @@ impl<'a> Render<'a> {
         out.push_str(self.d.prelude);
         let sig: Vec<&str> = params.iter().map(|(_, p)| p.as_str()).collect();
         let inner = if self.d.cpu_entry { format!("{name}_body") } else { name.to_string() };
+        let mut sig: Vec<String> = sig.into_iter().map(String::from).collect();
+        if self.d.cpu_entry {
+            sig.push("int core_id".into());
+        }
         let _ = writeln!(out, "{}void {inner}({}) {{", self.d.kernel_prefix, sig.join(", "));
         out.push_str(&self.body);
         out.push_str("}\n");
@@ -416,10 +427,11 @@ impl<'a> Render<'a> {
                 }
             }
             args.sort_by_key(|(i, _)| *i);
-            let args: Vec<String> = args.into_iter().map(|(_, a)| a).collect();
+            let mut args: Vec<String> = args.into_iter().map(|(_, a)| a).collect();
+            args.push("core_id".into());
             let _ = writeln!(
                 out,
-                "void {name}(void** bufs, const long long* vals) {{ (void)bufs; (void)vals; {inner}({}); }}",
+                "void {name}(void** bufs, const long long* vals, int core_id) {{ (void)bufs; (void)vals; {inner}({}); }}",
                 args.join(", ")
             );
         }

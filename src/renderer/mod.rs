@@ -13,6 +13,8 @@ pub struct Target {
     pub has_local: bool,
     /// A CPU thread pool that THREAD axes can use.
     pub has_threads: bool,
+    /// How many threads a THREAD axis should use.
+    pub threads: usize,
     /// Native f16/bf16 arithmetic; otherwise they compute in f32.
     pub native_half: bool,
     pub supports_f64: bool,
@@ -29,6 +31,7 @@ impl Target {
             device: device.to_string(),
             has_local: false,
             has_threads: true,
+            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             native_half: false,
             supports_f64: true,
             global_max: [usize::MAX; 3],

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-type KernelFn = unsafe extern "C" fn(*const *mut u8, *const i64);
+type KernelFn = unsafe extern "C" fn(*const *mut u8, *const i64, i32);
 
 /// A C compiler and its flags.
 #[derive(Clone, Debug)]
@@ -87,9 +87,19 @@ impl CCompiler {
     }
 }
 
+/// A raw pointer that may cross to the pool's threads (see the SAFETY note at its use).
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*const T);
+// SAFETY: only used to pass kernel argument arrays to pool threads for the duration of a
+// launch, during which the arrays are alive and not mutated.
+unsafe impl<T> Send for SendPtr<T> {}
+// SAFETY: as above; the arrays are only read.
+unsafe impl<T> Sync for SendPtr<T> {}
+
 /// A kernel loaded from a shared object.
 pub struct CpuProgram {
     name: String,
+    threads: usize,
     func: KernelFn,
     // Keeps the shared object mapped while `func` may be called.
     _lib: Arc<libloading::Library>,
@@ -99,11 +109,18 @@ impl Program for CpuProgram {
     fn launch(&self, bufs: &[&DeviceMemory], vals: &[i64], wait: bool) -> Result<f64> {
         let ptrs: Vec<*mut u8> = bufs.iter().map(|b| b.downcast::<HostMemory>().as_ptr()).collect();
         let start = wait.then(std::time::Instant::now);
-        // SAFETY: `func` was compiled from a kernel whose loads and stores stay inside the
-        // buffers the scheduler gave it (sizes checked when the schedule was built), with one
-        // pointer per DEFINE_GLOBAL and one value per DEFINE_VAR, which is what `bufs` and
-        // `vals` hold. The library stays loaded (`_lib`) for the duration of the call.
-        unsafe { (self.func)(ptrs.as_ptr(), vals.as_ptr()) };
+        let (ptrs, vals) = (SendPtr(ptrs.as_ptr()), SendPtr(vals.as_ptr()));
+        let func = self.func;
+        let run_core = move |core: usize| {
+            let (p, v) = (&ptrs, &vals);
+            // SAFETY: `func` was compiled from a kernel whose loads and stores stay inside the
+            // buffers the scheduler gave it, with one pointer per DEFINE_GLOBAL and one value per
+            // DEFINE_VAR, which is what `bufs` and `vals` hold; both outlive this launch (the
+            // pool returns only when every core is done). Cores write disjoint parts of the
+            // output (the THREAD axis splits an output axis). `_lib` keeps the code mapped.
+            unsafe { func(p.0, v.0, core as i32) };
+        };
+        super::threadpool::ThreadPool::global().run(self.threads, &run_core);
         let _ = &self.name;
         Ok(start.map(|s| s.elapsed().as_secs_f64()).unwrap_or(0.0))
     }
@@ -146,20 +163,22 @@ impl CpuDevice {
         stable_hash_hex(&[self.compiler.cc.as_bytes(), flags.as_bytes(), src.as_bytes()])
     }
 
-    fn load(&self, path: &Path, names: &[&str]) -> Result<Vec<Arc<CpuProgram>>> {
+    fn load(&self, path: &Path, specs: &[&ProgramSpec]) -> Result<Vec<Arc<CpuProgram>>> {
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         let err = |message: String| Error::Compile { device: "CPU".into(), kernel: names.join(", "), message };
         // SAFETY: the library is one we compiled from generated kernel C; it has no
         // initializers that could misbehave when loaded.
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| err(format!("loading {path:?}: {e}")))?;
         let lib = Arc::new(lib);
-        names
+        specs
             .iter()
-            .map(|name| {
+            .map(|spec| {
+                let name = &spec.name;
                 // SAFETY: the symbol is the kernel entry we rendered, with exactly this
                 // signature: `void name(void** bufs, const long long* vals)`.
                 let func: KernelFn =
                     unsafe { *lib.get::<KernelFn>(name.as_bytes()).map_err(|e| err(format!("symbol {name}: {e}")))? };
-                Ok(Arc::new(CpuProgram { name: name.to_string(), func, _lib: lib.clone() }))
+                Ok(Arc::new(CpuProgram { name: name.to_string(), threads: spec.threads.max(1), func, _lib: lib.clone() }))
             })
             .collect()
     }
@@ -187,7 +206,8 @@ impl CpuDevice {
                 let _ = std::fs::copy(&tmp, &dst);
             }
         }
-        let progs = self.load(&tmp, &names);
+        let specs: Vec<&ProgramSpec> = batch.iter().map(|(_, s)| s.as_ref()).collect();
+        let progs = self.load(&tmp, &specs);
         let _ = std::fs::remove_file(&tmp);
         progs
     }
@@ -230,7 +250,7 @@ impl Device for CpuDevice {
         // Disk cache.
         todo.retain(|(key, spec)| {
             let path = self.disk.join(format!("{key}.so"));
-            match path.exists().then(|| self.load(&path, &[spec.name.as_str()])) {
+            match path.exists().then(|| self.load(&path, &[spec.as_ref()])) {
                 Some(Ok(mut p)) => {
                     found.insert(key.clone(), p.remove(0));
                     false

@@ -10,6 +10,7 @@ pub use memory::HostMemory;
 pub mod buffer;
 pub mod cpu;
 pub mod registry;
+pub mod threadpool;
 
 pub use buffer::{buffer_of, Buffer};
 pub use registry::{default_device_name, get_device};

@@ -20,7 +20,7 @@ pub(crate) struct Rangeify<'a> {
 
 /// Index dtype for a graph: i32 unless some tensor has more elements than i32 can count.
 pub(crate) fn index_dtype(max_numel: usize) -> DType {
-    if max_numel < (i32::MAX as usize) / 2 {
+    if max_numel < i32::MAX as usize {
         DType::I32
     } else {
         DType::I64

@@ -16,9 +16,7 @@ impl Tensor {
     /// `min(max(x, min), max)`; the gradient is 0 at and beyond the bounds (PyTorch's
     /// `hardtanh`).
     pub fn hardtanh(&self, min: f64, max: f64) -> Tensor {
-        self.float().via_f32(|x| {
-            x.le(min).where_(x.konst(min), x.ge(max).where_(x.konst(max), x))
-        })
+        self.float().via_f32(|x| x.le(min).where_(x.konst(min), x.ge(max).where_(x.konst(max), x)))
     }
     /// `min(max(x, 0), 6)`.
     pub fn relu6(&self) -> Tensor {
@@ -26,9 +24,7 @@ impl Tensor {
     }
     /// `x` for `x > 0`, `slope * x` otherwise (the gradient at 0 is `slope`).
     pub fn leaky_relu(&self, slope: f64) -> Tensor {
-        self.float().via_f32(|x| {
-            x.gt(0.0).where_(x, x.mul(slope))
-        })
+        self.float().via_f32(|x| x.gt(0.0).where_(x, x.mul(slope)))
     }
     /// `x` for `x > 0`, `alpha * (exp(x) - 1)` otherwise.
     pub fn elu(&self, alpha: f64) -> Tensor {
@@ -65,9 +61,7 @@ impl Tensor {
     }
     /// `x * sigmoid(x)` (SiLU).
     pub fn silu(&self) -> Tensor {
-        self.float().via_f32(|x| {
-            x.mul(x.sigmoid())
-        })
+        self.float().via_f32(|x| x.mul(x.sigmoid()))
     }
     /// Same as [`Tensor::silu`].
     pub fn swish(&self) -> Tensor {
@@ -100,15 +94,11 @@ impl Tensor {
     }
     /// `x * tanh(softplus(x))`.
     pub fn mish(&self) -> Tensor {
-        self.float().via_f32(|x| {
-            x.mul(x.softplus().tanh())
-        })
+        self.float().via_f32(|x| x.mul(x.softplus().tanh()))
     }
     /// `x / (1 + |x|)`.
     pub fn softsign(&self) -> Tensor {
-        self.float().via_f32(|x| {
-            x.div(x.abs().add(1.0))
-        })
+        self.float().via_f32(|x| x.div(x.abs().add(1.0)))
     }
     /// `log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))`, stable for large `|x|`.
     pub fn logsigmoid(&self) -> Tensor {

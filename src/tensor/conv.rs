@@ -19,7 +19,13 @@ pub struct ConvOpts {
 
 impl Default for ConvOpts {
     fn default() -> ConvOpts {
-        ConvOpts { stride: vec![1], padding: Padding::Each(vec![0]), dilation: vec![1], groups: 1, output_padding: vec![0] }
+        ConvOpts {
+            stride: vec![1],
+            padding: Padding::Each(vec![0]),
+            dilation: vec![1],
+            groups: 1,
+            output_padding: vec![0],
+        }
     }
 }
 
@@ -178,10 +184,13 @@ impl Tensor {
         if s.iter().any(|&s| s > 1) {
             let sp = &xs[2..];
             let split: Vec<usize> = xs[..2].iter().copied().chain(sp.iter().flat_map(|&i| [i, 1])).collect();
-            let gaps: Vec<(usize, usize)> = [(0, 0), (0, 0)].into_iter().chain(s.iter().flat_map(|&s| [(0, 0), (0, s - 1)])).collect();
+            let gaps: Vec<(usize, usize)> =
+                [(0, 0), (0, 0)].into_iter().chain(s.iter().flat_map(|&s| [(0, 0), (0, s - 1)])).collect();
             let merged: Vec<usize> = xs[..2].iter().copied().chain(sp.iter().zip(&s).map(|(&i, &s)| i * s)).collect();
-            let cut: Vec<(usize, usize)> =
-                [(0, xs[0]), (0, xs[1])].into_iter().chain(sp.iter().zip(&s).map(|(&i, &s)| (0, i * s - (s - 1)))).collect();
+            let cut: Vec<(usize, usize)> = [(0, xs[0]), (0, xs[1])]
+                .into_iter()
+                .chain(sp.iter().zip(&s).map(|(&i, &s)| (0, i * s - (s - 1))))
+                .collect();
             x = x.reshape(split).pad(&gaps).reshape(merged).shrink(&cut);
         }
         let pairs: Vec<(isize, isize)> = [(0, 0), (0, 0)]

@@ -156,6 +156,6 @@ impl Tensor {
     /// The `n`×`n` float32 identity matrix.
     pub fn eye(n: usize) -> Tensor {
         let i = Tensor::arange(n);
-        i.reshape([n, 1]).eq(&i.reshape([1, n])).cast(DType::F32)
+        i.reshape([n, 1]).eq(i.reshape([1, n])).cast(DType::F32)
     }
 }

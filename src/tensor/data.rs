@@ -19,7 +19,14 @@ impl Tensor {
 
     /// Computes several tensors in one schedule (shared work is done once).
     pub fn realize_all(tensors: &[&Tensor]) -> Result<()> {
-        let uops: Vec<_> = tensors.iter().map(|t| t.uop()).collect();
+        // Equal graphs are one node (hash-consing): two tensors asking for the same new value
+        // must still get buffers of their own, or an assign to one would change the other.
+        let mut uops: Vec<crate::UOp> = Vec::with_capacity(tensors.len());
+        for t in tensors {
+            let u = t.uop();
+            let dup = uops.contains(&u) && crate::schedule::existing_buffer(&u).is_none();
+            uops.push(if dup { t.contiguous().uop() } else { u });
+        }
         let bufs = engine::realize(&uops)?;
         for (t, b) in tensors.iter().zip(bufs) {
             let shape = t.shape();

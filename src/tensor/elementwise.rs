@@ -192,7 +192,7 @@ impl Tensor {
     }
     pub fn le(&self, o: impl Operand) -> Tensor {
         let (a, b) = self.broadcast_pair(o, "le");
-        a.lt(&b).bitor(&a.eq(&b))
+        a.lt(&b).bitor(a.eq(&b))
     }
     pub fn ge(&self, o: impl Operand) -> Tensor {
         let (a, b) = self.broadcast_pair(o, "ge");

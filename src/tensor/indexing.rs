@@ -88,10 +88,11 @@ impl From<&Tensor> for Idx {
 }
 
 /// An index expression written like Python's: `idx![1..5;2, ..;-1, None, ..., 3, &t]` is
-/// `[1:5:2, ::-1, None, ..., 3, t]` (`a..b;s` is a slice with step `s`).
+/// `[1:5:2, ::-1, None, ..., 3, t]` (`a..b;s` is a slice with step `s`). A slice whose start
+/// is past its stop (`6:1:-2`) is `Idx::slice(Some(6), Some(1), -2)`: clippy rejects `6..1`.
 #[macro_export]
 macro_rules! idx {
-    (@acc [$($done:expr),*]) => { vec![$($done),*] };
+    (@acc [$($done:expr),*]) => { [$($done),*] };
     (@acc [$($done:expr),*] None $(, $($rest:tt)*)?) => {
         $crate::idx!(@acc [$($done,)* $crate::tensor::Idx::NewAxis] $($($rest)*)?)
     };
@@ -265,7 +266,7 @@ impl Tensor {
         let moved = view.permute(adv.moved_order());
         let expanded = moved.reshape(adv.with_ones()).expand(adv.wide());
         let axes: Vec<isize> = (1..=adv.k() as isize).map(|i| -i).collect();
-        let picked = adv.mask.where_(&expanded, &expanded.zero_scalar()).sum_axis(axes).cast(self.dtype());
+        let picked = adv.mask.where_(&expanded, expanded.zero_scalar()).sum_axis(axes).cast(self.dtype());
         picked.permute(adv.result_order())
     }
 
@@ -284,13 +285,13 @@ impl Tensor {
             let v = v.broadcast_to(&adv.result_shape()).permute(inverse(&adv.result_order()));
             let wide = v.reshape(adv.with_ones_after()).expand(adv.wide());
             let b_axes: Vec<isize> = (0..adv.nb).map(|i| (adv.rest.len() + i) as isize).collect();
-            let vals = adv.mask.where_(&wide, &wide.zero_scalar()).sum_axis(b_axes.clone()).cast(self.dtype());
+            let vals = adv.mask.where_(&wide, wide.zero_scalar()).sum_axis(b_axes.clone()).cast(self.dtype());
             let hit = adv.mask.cast(DType::I32).max_axis(b_axes).cast(DType::BOOL);
             let back = inverse(&adv.moved_order());
             (vals.permute(back.clone()), hit.expand(adv.moved_shape()).permute(back))
         };
         let mask = Tensor::unapply_basic(&mb, &plan);
-        mask.where_(&Tensor::unapply_basic(&vb, &plan), self)
+        mask.where_(Tensor::unapply_basic(&vb, &plan), self)
     }
 
     /// `x[idx] = value` in place: the new values are assigned into this tensor's buffer, so
@@ -317,7 +318,7 @@ impl Tensor {
         let cut: Vec<(usize, usize)> = (0..xs.len()).map(|d| (0, if d == axis { xs[d] } else { is[d] })).collect();
         let x = self.shrink(&cut).unsqueeze(-1).transpose(-1, axis as isize);
         let hot = one_hot(index, xs[axis]);
-        hot.where_(&x, &x.zero_scalar()).sum_axis(-1).cast(self.dtype())
+        hot.where_(&x, x.zero_scalar()).sum_axis(-1).cast(self.dtype())
     }
 
     /// Source values and the one-hot mask of a scatter, both `(self.shape..., k)` where `k`
@@ -325,7 +326,10 @@ impl Tensor {
     fn pre_scatter(&self, op: &str, dim: isize, index: &Tensor, src: &Tensor) -> (Tensor, Tensor, usize) {
         let (xs, is, ss) = (self.shape(), index.shape(), src.shape());
         let axis = resolve_axis(op, dim, &xs);
-        assert!(xs.len() == is.len() && is.len() == ss.len(), "{op}: input {xs:?}, index {is:?} and src {ss:?} need one rank");
+        assert!(
+            xs.len() == is.len() && is.len() == ss.len(),
+            "{op}: input {xs:?}, index {is:?} and src {ss:?} need one rank"
+        );
         let fits = (0..xs.len()).all(|d| (d == axis || is[d] <= xs[d]) && is[d] <= ss[d]);
         assert!(fits, "{op}: index {is:?} must fit src {ss:?}, and input {xs:?} off dim {dim}");
         let src = src.cast(self.dtype()).shrink(&is.iter().map(|&d| (0, d)).collect::<Vec<_>>());
@@ -346,12 +350,14 @@ impl Tensor {
         let last = src.ndim() - 1;
         let pick = |t: &Tensor, j: usize| {
             let s = t.shape();
-            t.shrink(&s.iter().enumerate().map(|(d, &n)| if d == last { (j, j + 1) } else { (0, n) }).collect::<Vec<_>>())
-                .squeeze(-1)
+            t.shrink(
+                &s.iter().enumerate().map(|(d, &n)| if d == last { (j, j + 1) } else { (0, n) }).collect::<Vec<_>>(),
+            )
+            .squeeze(-1)
         };
         let mut out = self.clone();
         for j in 0..k {
-            out = pick(&hot, j).where_(&pick(&src, j), &out);
+            out = pick(&hot, j).where_(pick(&src, j), &out);
         }
         out
     }
@@ -372,7 +378,7 @@ impl Tensor {
                 touched.where_(&fill, self)
             }
         };
-        let filled = |id: ConstValue| hot.where_(&src, &Tensor::full_on([0usize; 0], id, dt, &self.device()));
+        let filled = |id: ConstValue| hot.where_(&src, Tensor::full_on([0usize; 0], id, dt, &self.device()));
         let zero = ConstValue::Int(0).cast(dt);
         let one = ConstValue::Int(1).cast(dt);
         match reduce {
@@ -380,7 +386,7 @@ impl Tensor {
             "prod" => filled(one).prod_axis(-1).cast(dt) * base(one),
             "amax" => {
                 let lo = crate::uop::Ops::MAX.reduce_identity(dt);
-                filled(lo).max_axis(-1).maximum(&base(lo))
+                filled(lo).max_axis(-1).maximum(base(lo))
             }
             "amin" => {
                 let hi = match lo_hi(dt) {
@@ -388,7 +394,7 @@ impl Tensor {
                     None => panic!("scatter_reduce: amin of {dt}"),
                 };
                 let m = filled(hi).min_axis(-1);
-                m.minimum(&base(hi))
+                m.minimum(base(hi))
             }
             "mean" => {
                 let total = filled(zero).sum_axis(-1).cast(dt) + base(zero);
@@ -453,9 +459,7 @@ struct Advanced {
 impl Advanced {
     fn new(view: &[usize], tensors: &[(usize, Tensor)], dev: &str) -> Advanced {
         let shapes: Vec<Vec<usize>> = tensors.iter().map(|(_, t)| t.shape()).collect();
-        let b = shapes
-            .iter()
-            .fold(Vec::new(), |acc, s| super::elementwise::broadcast_shape("index", &acc, s));
+        let b = shapes.iter().fold(Vec::new(), |acc, s| super::elementwise::broadcast_shape("index", &acc, s));
         let nb = b.len();
         let axes: Vec<usize> = tensors.iter().map(|(a, _)| *a).collect();
         let rest: Vec<usize> = (0..view.len()).filter(|a| !axes.contains(a)).collect();

@@ -35,7 +35,10 @@ impl Tensor {
     /// Inner product of two 1-D tensors (a 0-d result), as `torch.dot`.
     pub fn dot(&self, w: &Tensor) -> Tensor {
         let (sa, sb) = (self.shape(), w.shape());
-        assert!(sa.len() == 1 && sb.len() == 1 && sa == sb, "dot: needs two 1-D tensors of one size, shapes {sa:?} and {sb:?}");
+        assert!(
+            sa.len() == 1 && sb.len() == 1 && sa == sb,
+            "dot: needs two 1-D tensors of one size, shapes {sa:?} and {sb:?}"
+        );
         self.matmul(w)
     }
 
@@ -129,7 +132,10 @@ impl Tensor {
             }
         }
         for c in output.chars() {
-            assert!(letters.iter().any(|(l, _)| *l == c), "einsum: output letter {c:?} is not in any input of {formula:?}");
+            assert!(
+                letters.iter().any(|(l, _)| *l == c),
+                "einsum: output letter {c:?} is not in any input of {formula:?}"
+            );
             assert_eq!(output.matches(c).count(), 1, "einsum: output letter {c:?} repeats in {formula:?}");
         }
         letters.sort_unstable();
@@ -157,7 +163,8 @@ impl Tensor {
             });
         }
         let prod = prod.expect("einsum: needs at least one operand");
-        let summed: Vec<isize> = (0..letters.len()).filter(|&i| !output.contains(letters[i].0)).map(|i| i as isize).collect();
+        let summed: Vec<isize> =
+            (0..letters.len()).filter(|&i| !output.contains(letters[i].0)).map(|i| i as isize).collect();
         let kept: Vec<char> = letters.iter().map(|&(l, _)| l).filter(|l| output.contains(*l)).collect();
         let r = if summed.is_empty() { prod } else { prod.sum_axis(summed) };
         let order: Vec<usize> = output.chars().map(|c| kept.iter().position(|&l| l == c).unwrap_or(0)).collect();

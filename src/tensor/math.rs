@@ -74,9 +74,10 @@ impl Tensor {
         up.where_(away, &t)
     }
 
-    /// Limits the values to `[min, max]` (either bound optional). The gradient passes where
-    /// `min <= x <= max`, bounds included, as PyTorch's `clamp`. Integer tensors stay integer
-    /// when the bounds are whole numbers; otherwise the result is float (PyTorch promotes).
+    /// Limits the values to `[min, max]` (either bound optional). The gradient passes only
+    /// strictly inside the bounds (not at them, nor for NaN), as PyTorch's `clamp` with scalar
+    /// bounds. Integer tensors stay integer when the bounds are whole numbers; otherwise the
+    /// result is float (PyTorch promotes).
     pub fn clip(&self, min: Option<f64>, max: Option<f64>) -> Tensor {
         let whole = [min, max].iter().flatten().all(|v| v.fract() == 0.0);
         let x = if self.dtype().is_float() || self.dtype().is_bool() || whole { self.clone() } else { self.float() };
@@ -88,16 +89,22 @@ impl Tensor {
             let (lo, hi) = x.dtype().int_range();
             x.konst(v.clamp(lo as f64, hi as f64))
         };
-        let mut r = x.clone();
-        if let Some(lo) = min {
-            let lo = bound(lo);
-            r = r.lt(&lo).where_(&lo, &r);
+        let (lo, hi) = (min.map(bound), max.map(bound));
+        let mut clamped = x.detach();
+        let mut inside: Option<Tensor> = None;
+        let both = |m: Option<Tensor>, c: Tensor| Some(m.map_or(c.clone(), |m| m.bitand(&c)));
+        if let Some(lo) = &lo {
+            clamped = clamped.lt(lo).where_(lo, &clamped);
+            inside = both(inside, x.gt(lo));
         }
-        if let Some(hi) = max {
-            let hi = bound(hi);
-            r = r.gt(&hi).where_(&hi, &r);
+        if let Some(hi) = &hi {
+            clamped = clamped.gt(hi).where_(hi, &clamped);
+            inside = both(inside, x.lt(hi));
         }
-        r
+        match inside {
+            Some(m) => m.where_(&x, clamped),
+            None => x,
+        }
     }
     /// Same as [`Tensor::clip`] (PyTorch's name).
     pub fn clamp(&self, min: Option<f64>, max: Option<f64>) -> Tensor {
@@ -295,16 +302,22 @@ impl Tensor {
         let zeros = a.zeros_like();
         let special = match konst {
             Some(c) if c > 1.0 => zeros,
-            Some(c) if c == 1.0 => az,
+            Some(1.0) => az,
             Some(c) if c > 0.0 => az.sqrt(),
-            Some(c) if c == 0.0 => a.ones_like(),
+            Some(0.0) => a.ones_like(),
             Some(c) if c < 0.0 => az.reciprocal(),
             Some(_) => a.full_like(f64::NAN),
             None => {
+                // Each branch reads the base only where it is selected (1 elsewhere): an
+                // unselected 1/0 or sqrt(0) would turn its zero gradient into NaN.
+                let only = |c: Tensor| zero.bitand(c).where_(a, 1.0);
+                let a_one = only(b.eq(1.0));
+                let a_frac = only(b.gt(0.0).bitand(b.lt(1.0)));
+                let a_neg = only(b.lt(0.0));
                 // d/db of inf * b / b0 is -inf at b < 0, as PyTorch's `inf * log(0)`.
                 let bz = zero.bitand(b.lt(0.0)).where_(b, -1.0);
-                let negative = az.reciprocal().mul(bz.div(bz.detach()));
-                let positive = b.gt(1.0).where_(&zeros, b.eq(1.0).where_(&az, az.sqrt()));
+                let negative = a_neg.reciprocal().mul(bz.div(bz.detach()));
+                let positive = b.gt(1.0).where_(&zeros, b.eq(1.0).where_(a_one, a_frac.sqrt()));
                 let nonneg = b.eq(0.0).where_(a.ones_like(), positive);
                 b.lt(0.0).where_(negative, b.ge(0.0).where_(nonneg, a.full_like(f64::NAN)))
             }
@@ -394,6 +407,8 @@ fn erfc_positive(z: &Tensor) -> Tensor {
         -0.82215223,
         0.17087277,
     ];
+    // Beyond 26 erfc is below every float's range; the cap keeps inf out of the gradient.
+    let z = &z.gt(26.0).where_(26.0, z);
     let t = z.mul(0.5).add(1.0).reciprocal();
     let mut p = t.mul(C[9]);
     for c in C[1..9].iter().rev() {

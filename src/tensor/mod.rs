@@ -10,15 +10,19 @@ mod elementwise;
 mod grad;
 mod indexing;
 mod linalg;
+mod loss;
 mod math;
 mod movement;
 mod pool;
 mod random;
 mod reduce;
+mod reduce_ext;
 mod shape_args;
 mod shape_ops;
 
 pub use conv::ConvOpts;
+pub use loss::{CrossEntropyOpts, Reduction};
+pub use random::{set_training, train};
 pub use create::with_default_device;
 
 /// A tensor-level view (BUFFER node, reshaped) of a runtime buffer.

@@ -27,7 +27,7 @@ impl Tensor {
             .map(|&d| {
                 if d != -1 {
                     d as usize
-                } else if known == 0 || numel % known != 0 {
+                } else if known == 0 || !numel.is_multiple_of(known) {
                     panic!("reshape: cannot reshape {old:?} ({numel} elements) to {dims:?}")
                 } else {
                     numel / known
@@ -138,7 +138,7 @@ impl Tensor {
         }
         let dev = x.device();
         let mask = Tensor::full_on(x.shape(), ConstValue::Bool(true), DType::BOOL, &dev).pad(&grow);
-        mask.where_(&x.pad(&grow), &Tensor::full_on([0usize; 0], fill, self.dtype(), &dev))
+        mask.where_(x.pad(&grow), Tensor::full_on([0usize; 0], fill, self.dtype(), &dev))
     }
 
     /// Repeats the whole tensor `repeats[i]` times along axis `i` (PyTorch's `repeat`; extra
@@ -150,7 +150,8 @@ impl Tensor {
             "repeat: {} repeats for shape {shape:?} (need at least one per axis)",
             repeats.len()
         );
-        let base: Vec<usize> = std::iter::repeat_n(1, repeats.len() - shape.len()).chain(shape.iter().copied()).collect();
+        let base: Vec<usize> =
+            std::iter::repeat_n(1, repeats.len() - shape.len()).chain(shape.iter().copied()).collect();
         let split: Vec<usize> = base.iter().flat_map(|&b| [1, b]).collect();
         let expanded: Vec<usize> = repeats.iter().zip(&base).flat_map(|(&r, &b)| [r, b]).collect();
         let fin: Vec<usize> = repeats.iter().zip(&base).map(|(&r, &b)| r * b).collect();

@@ -3,7 +3,7 @@
 //! arithmetic, so a pool or a convolution is one reduce over the window axes, in one kernel.
 
 use super::Tensor;
-use crate::uop::{ConstValue, DType};
+use crate::uop::DType;
 
 /// Per-axis sizes: one value for every spatial axis, or one per axis.
 pub trait IntoSpatial {
@@ -98,7 +98,13 @@ pub struct PoolOpts {
 
 impl Default for PoolOpts {
     fn default() -> PoolOpts {
-        PoolOpts { stride: vec![], padding: Padding::Each(vec![0]), dilation: vec![1], ceil_mode: false, count_include_pad: true }
+        PoolOpts {
+            stride: vec![],
+            padding: Padding::Each(vec![0]),
+            dilation: vec![1],
+            ceil_mode: false,
+            count_include_pad: true,
+        }
     }
 }
 
@@ -160,7 +166,10 @@ impl Tensor {
         let noop = &shape[..lead];
         let ins = &shape[lead..];
         for i in 0..n {
-            assert!(k[i] >= 1 && s[i] >= 1 && d[i] >= 1, "pool: kernel {k:?}, stride {s:?}, dilation {d:?} must be >= 1");
+            assert!(
+                k[i] >= 1 && s[i] >= 1 && d[i] >= 1,
+                "pool: kernel {k:?}, stride {s:?}, dilation {d:?} must be >= 1"
+            );
             assert!(
                 d[i] * (k[i] - 1) < ins[i],
                 "pool: kernel {k:?} with dilation {d:?} is larger than the (padded) input {ins:?}"
@@ -169,7 +178,8 @@ impl Tensor {
         let o: Vec<usize> = (0..n).map(|i| (ins[i] - d[i] * (k[i] - 1) - 1) / s[i] + 1).collect();
         let with = |parts: Vec<usize>| noop.iter().copied().chain(parts).collect::<Vec<usize>>();
         let keep = |parts: Vec<(usize, usize)>| noop.iter().map(|&x| (0, x)).chain(parts).collect::<Vec<_>>();
-        let order: Vec<usize> = (0..lead).chain((0..n).map(|i| lead + 2 * i + 1)).chain((0..n).map(|i| lead + 2 * i)).collect();
+        let order: Vec<usize> =
+            (0..lead).chain((0..n).map(|i| lead + 2 * i + 1)).chain((0..n).map(|i| lead + 2 * i)).collect();
         if (0..n).all(|i| k[i] <= s[i] && d[i] == 1) {
             // Windows do not overlap: cut to out*s, split into (out, s) and keep the first k.
             let x = self.pad_constant(
@@ -211,7 +221,7 @@ impl Tensor {
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
             let (pb, pa) = given[i];
-            let half = (d[i] * (k[i] - 1) + 1) / 2;
+            let half = (d[i] * (k[i] - 1)).div_ceil(2);
             assert!(pb <= half && pa <= half, "{op}: padding {given:?} should be at most half of the kernel {k:?}");
             let span = d[i] * (k[i] - 1) + 1;
             let total = ins[i] + pb + pa;
@@ -258,19 +268,31 @@ impl Tensor {
         let n = g.k.len();
         let axes: Vec<isize> = (1..=n as isize).map(|i| -i).collect();
         let x = if self.dtype().is_float() { self.clone() } else { self.cast(DType::F32) };
-        let sum = x.windows(&g, &g.pads, false).sum_axis(axes.clone());
-        let shape = x.shape();
-        let lead = shape.len() - n;
-        // The divisor: a pooled sum of ones over the positions that count.
-        let (ones_shape, pads): (Vec<usize>, Vec<(usize, usize)>) = if opts.count_include_pad {
-            let sh = (0..n).map(|i| shape[lead + i] + g.given[i].0 + g.given[i].1).collect();
-            (sh, (0..n).map(|i| (0, g.pads[i].1 - g.given[i].1)).collect())
-        } else {
-            (shape[lead..].to_vec(), g.pads.clone())
-        };
-        let ones = Tensor::full_on(ones_shape, ConstValue::Float(1.0), x.dtype(), &x.device());
-        let count = ones.windows(&g, &pads, false).sum_axis(axes);
-        sum / count
+        let sum = x.windows(&g, &g.pads, false).sum_axis(axes);
+        let lead = x.ndim() - n;
+        let ins = &x.shape()[lead..];
+        // The divisor: how many window positions fall inside [lo, hi) (the input plus, with
+        // count_include_pad, the given padding). Elementwise in the output index, so it fuses
+        // with the sum instead of being a second (broadcast) reduce.
+        let mut count: Option<Tensor> = None;
+        for (i, &len) in ins.iter().enumerate() {
+            let (lo, hi) = if opts.count_include_pad {
+                (-(g.given[i].0 as f64), (len + g.given[i].1) as f64)
+            } else {
+                (0.0, len as f64)
+            };
+            let start = Tensor::iota(g.out[i], x.dtype(), &x.device()) * g.s[i] as f64 - g.pads[i].0 as f64;
+            let d = g.d[i] as f64;
+            // First and one-past-last kernel taps j with lo <= start + j*d < hi.
+            let first = ((start.neg() + lo + (d - 1.0)) / d).trunc().maximum(0.0);
+            let last = ((start.neg() + hi + (d - 1.0)) / d).trunc().minimum(g.k[i] as f64);
+            let c = (last - first).reshape((0..n).map(|j| if j == i { g.out[i] } else { 1 }).collect::<Vec<_>>());
+            count = Some(match count {
+                None => c,
+                Some(prev) => prev * c,
+            });
+        }
+        sum / count.expect("avg_pool: at least one spatial axis")
     }
 
     /// 2-D max pooling of `(N, C, H, W)` or `(C, H, W)` (`stride` defaults to the kernel).

@@ -4,6 +4,7 @@
 use super::create::default_device;
 use super::{IntoShape, Tensor};
 use crate::uop::{ConstValue, DType};
+use std::cell::Cell;
 use std::sync::Mutex;
 
 struct RngState {
@@ -68,9 +69,13 @@ impl Tensor {
 
     /// Uniform float32 numbers in `[0, 1)`.
     pub fn rand(shape: impl IntoShape) -> Tensor {
+        Tensor::rand_on(shape, &default_device())
+    }
+
+    pub(crate) fn rand_on(shape: impl IntoShape, device: &str) -> Tensor {
         let dims: Vec<usize> = shape.into_dims().iter().map(|&d| d as usize).collect();
         let n: usize = dims.iter().product();
-        let bits = Tensor::random_bits(n, &default_device());
+        let bits = Tensor::random_bits(n, device);
         // 23 random mantissa bits under exponent 0 give a float in [1, 2).
         let one = u32_const(0x3f80_0000, &bits.device());
         bits.shr(9u32).bitor(one).bitcast(DType::F32).sub(1.0).reshape(dims)
@@ -78,9 +83,13 @@ impl Tensor {
 
     /// Standard normal float32 numbers (Box–Muller).
     pub fn randn(shape: impl IntoShape) -> Tensor {
+        Tensor::randn_on(shape, &default_device())
+    }
+
+    fn randn_on(shape: impl IntoShape, device: &str) -> Tensor {
         let dims = shape.into_dims();
-        let u1 = Tensor::rand(dims.clone());
-        let u2 = Tensor::rand(dims);
+        let u1 = Tensor::rand_on(dims.clone(), device);
+        let u2 = Tensor::rand_on(dims, device);
         let r = u1.neg().add(1.0).log().mul(-2.0).sqrt();
         r.mul(u2.mul(2.0 * std::f64::consts::PI).cos())
     }
@@ -90,10 +99,144 @@ impl Tensor {
         Tensor::rand(shape).mul(high - low).add(low)
     }
 
+    /// Normal float32 numbers with mean `mean` and standard deviation `std`.
+    pub fn normal(shape: impl IntoShape, mean: f64, std: f64) -> Tensor {
+        Tensor::randn(shape).mul(std).add(mean)
+    }
+
+    /// Uniform int32 integers in `[low, high)` (tinygrad's dtype; the range may be up to 2^32).
+    pub fn randint(shape: impl IntoShape, low: i64, high: i64) -> Tensor {
+        let range = high.checked_sub(low).filter(|r| (1..=1i64 << 32).contains(r));
+        let range = range.unwrap_or_else(|| panic!("randint: need low < high within 2^32, got [{low}, {high})"));
+        let dims: Vec<usize> = shape.into_dims().iter().map(|&d| d as usize).collect();
+        let n: usize = dims.iter().product();
+        let bits = Tensor::random_bits(n, &default_device());
+        // Bits modulo the range: the bias is at most range / 2^32.
+        let r = if range == 1i64 << 32 { bits } else { bits.fmod(range as u32) };
+        r.cast(DType::I64).add(low).cast(DType::I32).reshape(dims)
+    }
+
     pub fn rand_like(&self) -> Tensor {
-        Tensor::rand(self.shape()).cast(self.dtype())
+        Tensor::rand_on(self.shape(), &self.device()).cast(self.dtype())
     }
     pub fn randn_like(&self) -> Tensor {
-        Tensor::randn(self.shape()).cast(self.dtype())
+        Tensor::randn_on(self.shape(), &self.device()).cast(self.dtype())
     }
+
+    /// Draws `num_samples` class indices (int64) from the weights along the last axis of a 1-D
+    /// or 2-D tensor (non-negative, need not sum to 1). With replacement: inverse CDF of
+    /// uniform draws. Without: the largest `log(u) / p` keys (the exponential race), which
+    /// draws in the same order as sampling one by one and removing each draw.
+    pub fn multinomial(&self, num_samples: usize, replacement: bool) -> Tensor {
+        let shape = self.shape();
+        assert!(
+            (1..=2).contains(&shape.len()),
+            "multinomial: needs a 1-D or 2-D tensor of weights, got shape {shape:?}"
+        );
+        let c = *shape.last().unwrap_or(&0);
+        assert!(c > 0, "multinomial: no categories (shape {shape:?})");
+        assert!(
+            replacement || num_samples <= c,
+            "multinomial: cannot draw {num_samples} samples from {c} categories without replacement"
+        );
+        let p = self.float().reshape([-1, c as isize]);
+        let b = p.shape()[0];
+        let dev = self.device();
+        let out = if replacement {
+            let cdf = p.cumsum(-1);
+            let cdf = cdf.div(cdf.shrink(&[(0, b), (c - 1, c)])).unsqueeze(1);
+            let u = Tensor::rand_on([b, num_samples, 1], &dev);
+            u.ge(&cdf).cast(DType::I64).sum_axis(-1).minimum(c as i64 - 1)
+        } else {
+            let u = Tensor::rand_on([b, c], &dev);
+            // Zero weights get the lowest finite key (drawn last, before no one); drawn keys -inf.
+            let mut keys = p.gt(0.0).where_(u.log().div(&p), -f32::MAX as f64);
+            let slots = Tensor::iota(num_samples, DType::I64, &dev);
+            let classes = Tensor::iota(c, DType::I64, &dev);
+            let mut out = Tensor::full_on([b, num_samples], ConstValue::Int(0), DType::I64, &dev);
+            for s in 0..num_samples {
+                let pick = keys.argmax_keepdim(-1);
+                out = slots.eq(s as i64).where_(&pick, &out);
+                keys = classes.eq(&pick).where_(f64::NEG_INFINITY, &keys);
+            }
+            out
+        };
+        if shape.len() == 1 {
+            out.reshape([num_samples])
+        } else {
+            out
+        }
+    }
+
+    /// Zeroes each element with probability `p` and scales the rest by `1 / (1 - p)`, in
+    /// training mode ([`train`], [`set_training`]); the identity otherwise.
+    pub fn dropout(&self, p: f64) -> Tensor {
+        assert!((0.0..=1.0).contains(&p), "dropout: probability {p} is not in [0, 1]");
+        if !Tensor::training() || p == 0.0 {
+            return self.clone();
+        }
+        if p == 1.0 {
+            return self.mul(0.0);
+        }
+        let keep = Tensor::rand_on(self.shape(), &self.device()).ge(p);
+        keep.where_(self.mul(1.0 / (1.0 - p)), 0.0)
+    }
+
+    /// Whether this thread is in training mode (dropout active).
+    pub fn training() -> bool {
+        TRAINING.with(|t| t.get())
+    }
+
+    /// `U(-b, b)` with `b = gain * sqrt(3 / fan_in)`, `gain = sqrt(2 / (1 + a^2))` (PyTorch's
+    /// `kaiming_uniform_` with leaky-ReLU slope `a`, fan in = `shape[1] * receptive field`).
+    pub fn kaiming_uniform(shape: impl IntoShape, a: f64) -> Tensor {
+        let dims = shape.into_dims();
+        let (fan_in, _) = fans("kaiming_uniform", &dims);
+        let bound = (3.0f64).sqrt() * (2.0 / (1.0 + a * a)).sqrt() / (fan_in as f64).sqrt();
+        Tensor::uniform(dims, -bound, bound)
+    }
+    /// `N(0, std)` with `std = gain / sqrt(fan_in)` (PyTorch's `kaiming_normal_`).
+    pub fn kaiming_normal(shape: impl IntoShape, a: f64) -> Tensor {
+        let dims = shape.into_dims();
+        let (fan_in, _) = fans("kaiming_normal", &dims);
+        let std = (2.0 / (1.0 + a * a)).sqrt() / (fan_in as f64).sqrt();
+        Tensor::normal(dims, 0.0, std)
+    }
+    /// `U(-b, b)` with `b = sqrt(6 / (fan_in + fan_out))` (Xavier/Glorot uniform, gain 1).
+    pub fn glorot_uniform(shape: impl IntoShape) -> Tensor {
+        let dims = shape.into_dims();
+        let (fan_in, fan_out) = fans("glorot_uniform", &dims);
+        let bound = (6.0 / (fan_in + fan_out) as f64).sqrt();
+        Tensor::uniform(dims, -bound, bound)
+    }
+}
+
+/// PyTorch's fan in and fan out of a weight shape: `shape[1]` and `shape[0]`, each times the
+/// receptive field (the product of the remaining dims).
+fn fans(op: &str, dims: &[isize]) -> (usize, usize) {
+    assert!(dims.len() >= 2, "{op}: fan in and fan out need at least 2 dims, shape is {dims:?}");
+    let field: usize = dims[2..].iter().map(|&d| d as usize).product();
+    (dims[1] as usize * field, dims[0] as usize * field)
+}
+
+thread_local! {
+    static TRAINING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Turns training mode on or off for this thread (dropout is active only in training mode).
+pub fn set_training(on: bool) {
+    TRAINING.with(|t| t.set(on));
+}
+
+/// Runs `f` in training mode on this thread, restoring the previous mode afterwards.
+pub fn train<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            set_training(self.0);
+        }
+    }
+    let _restore = Restore(Tensor::training());
+    set_training(true);
+    f()
 }

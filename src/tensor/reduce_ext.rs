@@ -185,6 +185,10 @@ impl Tensor {
     /// `exp(x) / sum(exp(x))` along `axis`, shifted by the maximum (three kernels at most:
     /// max, sum, divide).
     pub fn softmax(&self, axis: isize) -> Tensor {
+        if self.ndim() == 0 {
+            resolve_axis("softmax", axis, &[1]);
+            return self.reshape([1]).softmax(0).reshape([0usize; 0]);
+        }
         let ax = resolve_axis("softmax", axis, &self.shape());
         self.float().via_f32(|x| {
             let e = x.sub(x.max_keepdim(ax).detach()).exp();
@@ -193,6 +197,10 @@ impl Tensor {
     }
     /// `x - logsumexp(x)` along `axis`.
     pub fn log_softmax(&self, axis: isize) -> Tensor {
+        if self.ndim() == 0 {
+            resolve_axis("log_softmax", axis, &[1]);
+            return self.reshape([1]).log_softmax(0).reshape([0usize; 0]);
+        }
         let ax = resolve_axis("log_softmax", axis, &self.shape());
         self.float().via_f32(|x| {
             let s = x.sub(x.max_keepdim(ax).detach());
@@ -204,7 +212,12 @@ impl Tensor {
 
     /// Runs `f` on this tensor with `axis` moved last (0-d tensors as 1-element vectors), and
     /// moves the axis of every result back.
-    fn along_last<const K: usize>(&self, axis: isize, name: &str, f: impl FnOnce(&Tensor) -> [Tensor; K]) -> [Tensor; K] {
+    fn along_last<const K: usize>(
+        &self,
+        axis: isize,
+        name: &str,
+        f: impl FnOnce(&Tensor) -> [Tensor; K],
+    ) -> [Tensor; K] {
         if self.ndim() == 0 {
             resolve_axis(name, axis, &[1]);
             return f(&self.reshape([1])).map(|t| t.reshape([0usize; 0]));

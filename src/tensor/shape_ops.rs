@@ -44,7 +44,11 @@ impl Tensor {
         for t in &ts {
             let s = t.shape();
             let ok = s.len() == first.len() && s.iter().zip(&first).enumerate().all(|(i, (a, b))| i == axis || a == b);
-            assert!(ok, "cat: shapes {:?} do not match except in dim {dim}", ts.iter().map(|t| t.shape()).collect::<Vec<_>>());
+            assert!(
+                ok,
+                "cat: shapes {:?} do not match except in dim {dim}",
+                ts.iter().map(|t| t.shape()).collect::<Vec<_>>()
+            );
         }
         let total: usize = ts.iter().map(|t| t.shape()[axis]).sum();
         let mut acc: Option<Tensor> = None;
@@ -138,8 +142,11 @@ impl Tensor {
     /// `torch.tile`.
     pub fn tile(&self, reps: &[usize]) -> Tensor {
         let n = self.ndim();
-        let full: Vec<usize> =
-            if reps.len() < n { std::iter::repeat_n(1, n - reps.len()).chain(reps.iter().copied()).collect() } else { reps.to_vec() };
+        let full: Vec<usize> = if reps.len() < n {
+            std::iter::repeat_n(1, n - reps.len()).chain(reps.iter().copied()).collect()
+        } else {
+            reps.to_vec()
+        };
         self.repeat(&full)
     }
 
@@ -236,7 +243,7 @@ impl Tensor {
         let diff = col - row;
         let d = diagonal.clamp(-(r as isize) - 1, c as isize + 1) as i32;
         let keep = if upper { diff.ge(d) } else { diff.le(d) };
-        keep.where_(self, &self.zero_scalar())
+        keep.where_(self, self.zero_scalar())
     }
 
     /// Splits axis `dim` into `sizes` (one may be -1), as `torch.unflatten`.
@@ -252,7 +259,10 @@ impl Tensor {
                 if s != -1 {
                     s as usize
                 } else {
-                    assert!(known > 0 && d % known == 0, "unflatten: cannot split dim {dim} ({d}) of {shape:?} into {sizes:?}");
+                    assert!(
+                        known > 0 && d % known == 0,
+                        "unflatten: cannot split dim {dim} ({d}) of {shape:?} into {sizes:?}"
+                    );
                     (d / known) as usize
                 }
             })

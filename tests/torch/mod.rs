@@ -2,24 +2,37 @@
 //! `scripts/TORCH_SUITE_FORMAT.md`). Each group is a file here with `pub fn cases()`, a fixture
 //! `tests/fixtures/torch/<group>.json` and a line in `GROUPS` (and in `group_tests!` there).
 
-pub mod elementwise;
+pub mod activation;
+pub mod reduce_ext;
 pub mod conv;
+pub mod elementwise;
+pub mod indexing;
 pub mod linalg;
+pub mod math;
 pub mod movement;
 pub mod reduce;
+pub mod shape_ops;
 
 use ferrograd::Tensor;
 
 /// A case's ferrograd computation: the fixture's inputs in, the output to compare out.
 pub type CaseFn = fn(&[Tensor]) -> Tensor;
 
+/// A group's table of named closures.
+pub type CasesFn = fn() -> Vec<(&'static str, CaseFn)>;
+
 /// Every group: its name (the fixture's file name) and its closures.
-pub const GROUPS: &[(&str, fn() -> Vec<(&'static str, CaseFn)>)] = &[
+pub const GROUPS: &[(&str, CasesFn)] = &[
     ("elementwise", elementwise::cases),
+    ("indexing", indexing::cases),
+    ("shape_ops", shape_ops::cases),
     ("conv", conv::cases),
     ("linalg", linalg::cases),
     ("movement", movement::cases),
     ("reduce", reduce::cases),
+    ("math", math::cases),
+    ("activation", activation::cases),
+    ("reduce_ext", reduce_ext::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and
@@ -37,46 +50,19 @@ impl Known {
     }
 }
 
-const ALL: &[&str] = &[];
-
 pub const KNOWN_FAILURES: &[Known] = &[
+    Known { group: "elementwise", case: "relu_nan_inf", devices: &[], bug: "relu(NaN) is 0; PyTorch gives NaN" },
     Known {
-        group: "elementwise",
-        case: "minimum_ties",
-        devices: ALL,
-        bug: "minimum's gradient at ties goes all to one operand; PyTorch and maximum split it",
-    },
-    Known { group: "elementwise", case: "pow_zero_exp", devices: ALL, bug: "pow's gradient is NaN at base 0" },
-    Known { group: "elementwise", case: "pow_zero_base", devices: ALL, bug: "pow's gradient is NaN at base 0" },
-    Known {
-        group: "elementwise",
-        case: "sigmoid_extreme",
-        devices: ALL,
-        bug: "sigmoid's gradient is NaN for large negative inputs (inf * 0)",
+        group: "reduce",
+        case: "max_with_nan",
+        devices: &[],
+        bug: "max reduction drops NaN; PyTorch (and elementwise maximum) propagate it",
     },
     Known {
-        group: "elementwise",
-        case: "tanh_extreme",
-        devices: ALL,
-        bug: "tanh's gradient is NaN for large negative inputs (via sigmoid)",
-    },
-    Known {
-        group: "elementwise",
-        case: "cast_f16_to_f32_grad",
-        devices: &["CPU"],
-        bug: "C renderer stores f16/bf16 constants as integers (no float-to-half conversion)",
-    },
-    Known {
-        group: "elementwise",
-        case: "cast_bf16_to_f32_grad",
-        devices: &["CPU"],
-        bug: "C renderer stores f16/bf16 constants as integers (no float-to-half conversion)",
-    },
-    Known {
-        group: "elementwise",
-        case: "promote_int32_float16",
-        devices: &["CPU"],
-        bug: "C renderer stores f16/bf16 constants as integers (no float-to-half conversion)",
+        group: "reduce",
+        case: "min_with_nan",
+        devices: &[],
+        bug: "min reduction drops NaN; PyTorch (and elementwise minimum) propagate it",
     },
 ];
 

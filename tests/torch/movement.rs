@@ -2,7 +2,6 @@
 //! cases return `moved(x) * w` so that the gradient checks where each element lands.
 
 use super::CaseFn;
-use ferrograd::Tensor;
 
 fn scalar_shape() -> [usize; 0] {
     []
@@ -93,6 +92,18 @@ pub fn cases() -> Vec<(&'static str, CaseFn)> {
             let c = x[0].t().contiguous() * 2.0;
             &c * &c + c.flip(0)
         }),
+        // ---------------------------------------------------------------- more ranks, dtypes and sizes
+        ("permute_5d", |x| x[0].permute([4, 2, 0, 3, 1]) * &x[1]),
+        ("permute_medium", |x| x[0].permute([2, 0, 1]) * &x[1]),
+        ("pad_medium_then_shrink", |x| x[0].pad(&[(2, 3), (0, 4)]).shrink(&[(1, 15), (15, 24)]) * &x[1]),
+        ("expand_size1_noop", |x| x[0].expand([1, 1]) * &x[1]),
+        ("squeeze_0d", |x| x[0].squeeze(()) * &x[1]),
+        ("unsqueeze_negative_middle", |x| x[0].unsqueeze(-2) * &x[1]),
+        ("chain_expand_flip_pad", |x| x[0].expand([3, 3]).flip(1).pad(&[(1, 0), (1, 1)]) * &x[1]),
+        ("permute_uint8", |x| x[0].permute([2, 0, 1]).reshape([4, 6])),
+        ("flip_pad_f64", |x| x[0].flip(0).pad(&[(1, 1), (0, 1)]) * &x[1]),
+        ("pad_shrink_bf16", |x| x[0].pad(&[(1, 0), (0, 2)]).shrink(&[(0, 3), (1, 5)]) * &x[1]),
+        ("expand_int8", |x| x[0].expand([3, 4]).t()),
         // ---------------------------------------------------------------- chains
         ("chain_permute_reshape_flip", |x| x[0].permute([1, 0, 2]).reshape([6, 4]).flip(0) * &x[1]),
         ("chain_pad_shrink", |x| x[0].pad(&[(1, 1), (1, 1)]).shrink(&[(0, 3), (2, 5)]) * &x[1]),

@@ -65,6 +65,7 @@ fn run(uops: &[UOp], data: &[Vec<u8>], vals: &[i64]) -> Result<Vec<Vec<u8>>> {
         uops: uops.to_vec(),
         src: String::new(),
         global_size: [1, 1, 1],
+        threads: 1,
         local_size: None,
         buf_count: data.len(),
         vars: vec![],

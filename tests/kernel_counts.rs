@@ -1,0 +1,72 @@
+//! Fusion of the processing ops, checked by kernel counts: a forward pass and its backward,
+//! realized together, schedule to a small number of kernels. Values are checked by the
+//! PyTorch suite (tests/torch); here only the schedule is.
+
+use ferrograd::schedule::kernel_count;
+use ferrograd::tensor::{ConvOpts, PoolOpts};
+use ferrograd::Tensor;
+
+fn param(shape: &[usize], seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let data: Vec<f32> = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    Tensor::from_vec(data, shape).requires_grad()
+}
+
+/// Kernels to realize `loss` and the gradients of `params` together.
+fn fwd_bwd_kernels(loss: &Tensor, params: &[&Tensor]) -> usize {
+    loss.backward();
+    let mut outs = vec![loss.uop()];
+    outs.extend(params.iter().map(|p| p.grad().expect("parameter has a gradient").uop()));
+    kernel_count(&outs)
+}
+
+#[test]
+fn linear_relu_sum_forward_and_backward_is_at_most_5_kernels() {
+    let (x, w, b) = (param(&[4, 8], 1), param(&[8, 3], 2), param(&[3], 3));
+    let loss = (x.matmul(&w) + &b).relu().sum();
+    let n = fwd_bwd_kernels(&loss, &[&x, &w, &b]);
+    println!("relu(x @ w + b).sum() forward + backward: {n} kernels");
+    assert!(n <= 5, "relu(x @ w + b).sum() forward + backward took {n} kernels");
+}
+
+#[test]
+fn conv_forward_is_one_kernel() {
+    let (x, w) = (param(&[2, 3, 8, 8], 4), param(&[4, 3, 3, 3], 5));
+    for opts in [ConvOpts::default(), ConvOpts::default().stride(2), ConvOpts::default().dilation(2).groups(1)] {
+        let y = x.conv2d(&w, None, &opts);
+        assert_eq!(kernel_count(&[y.uop()]), 1, "conv2d {opts:?}");
+    }
+    let padded = x.conv2d(&w, None, &ConvOpts::default().padding(1).stride(2));
+    assert_eq!(kernel_count(&[padded.uop()]), 1, "padded conv2d");
+}
+
+#[test]
+fn conv2d_relu_sum_forward_and_backward_is_at_most_8_kernels() {
+    let (x, w, b) = (param(&[2, 3, 8, 8], 6), param(&[4, 3, 3, 3], 7), param(&[4], 8));
+    let loss = x.conv2d(&w, Some(&b), &ConvOpts::default().padding(1)).relu().sum();
+    let n = fwd_bwd_kernels(&loss, &[&x, &w, &b]);
+    println!("conv2d(x, w, b).relu().sum() forward + backward: {n} kernels");
+    assert!(n <= 8, "conv2d + relu + sum forward + backward took {n} kernels");
+}
+
+#[test]
+fn pooling_forward_is_one_kernel() {
+    let x = param(&[1, 2, 7, 7], 9);
+    assert_eq!(kernel_count(&[x.max_pool2d(3, &PoolOpts::default().stride(2).padding(1)).uop()]), 1);
+    assert_eq!(kernel_count(&[x.avg_pool2d(2, &PoolOpts::default()).uop()]), 1);
+}
+
+#[test]
+fn slicing_and_cat_are_one_kernel() {
+    let x = param(&[6, 5], 10);
+    let y = Tensor::cat(&[&x.index(&ferrograd::idx![1..5;2, ..;-1]), &x.index(&ferrograd::idx![..2])], 0);
+    assert_eq!(kernel_count(&[y.uop()]), 1);
+}
