@@ -3,6 +3,9 @@
 //! Tensors are lazy: operations build a graph of [`UOp`]s; `realize()` (or reading data)
 //! schedules it into fused kernels, generates code for the device, compiles and runs it.
 
+// Lets `#[derive(Module)]` (which names `::ferrograd::...`) work inside this crate too.
+extern crate self as ferrograd;
+
 pub mod codegen;
 pub mod device;
 pub mod engine;

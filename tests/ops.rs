@@ -507,8 +507,8 @@ fn nan_and_inf_inputs() {
         ("exp", |t| t.exp(), [inf, 0.0, nan, 1.0, (-1f64).exp()]),
         ("log", |t| t.log(), [inf, nan, nan, -inf, nan]),
         ("sqrt", |t| t.sqrt(), [inf, nan, nan, 0.0, nan]),
-        // relu = (x > 0).where(x, 0) (DESIGN §3, as in tinygrad): NaN > 0 is false, so NaN -> 0.
-        ("relu", |t| t.relu(), [inf, 0.0, 0.0, 0.0, 0.0]),
+        // relu = (x <= 0).where(0, x): NaN stays NaN, as in PyTorch.
+        ("relu", |t| t.relu(), [inf, 0.0, nan, 0.0, 0.0]),
         ("sigmoid", |t| t.sigmoid(), [1.0, 0.0, nan, 0.5, 1.0 / (1.0 + 1f64.exp())]),
         ("tanh", |t| t.tanh(), [1.0, -1.0, nan, 0.0, (-1f64).tanh()]),
         ("abs", |t| t.abs(), [inf, inf, nan, 0.0, 1.0]),

@@ -1,12 +1,17 @@
 //! nn: layers, optimizers, state (safetensors), datasets.
 
 pub mod datasets;
+mod layers;
 mod module;
 pub mod optim;
 pub mod safetensors;
 mod state;
 
 pub use ferrograd_derive::Module;
+pub use layers::{
+    BatchNorm, Conv1d, Conv2d, ConvTranspose2d, Dropout, Embedding, GroupNorm, InstanceNorm, LSTMCell, LayerNorm, Linear,
+    RMSNorm,
+};
 pub use module::{get_parameters, join_name, state_dict, Module};
 pub use safetensors::{safe_load, safe_load_metadata, safe_load_on, safe_save, safe_save_with_metadata};
 pub use state::{get_state_dict, load_state_dict, load_state_dict_with};

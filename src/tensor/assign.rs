@@ -1,6 +1,22 @@
 //! In-place updates: `assign` writes new values into a realized tensor's own buffer.
 
-use super::{Operand, Tensor};
+use super::{Operand, Tensor, TensorInner};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+/// Tensors with an assign not yet realized. An assign is a mutation that has "happened": the
+/// next realize of anything runs it too (so a BatchNorm's running statistics update with the
+/// training step that computed them).
+static PENDING: Mutex<Vec<Weak<RwLock<TensorInner>>>> = Mutex::new(Vec::new());
+
+/// Takes the tensors whose assigns are still pending.
+pub(crate) fn take_pending_assigns() -> Vec<Tensor> {
+    let list = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|e| e.into_inner()));
+    list.into_iter()
+        .filter_map(|w| w.upgrade())
+        .map(|inner| Tensor { inner })
+        .filter(|t| t.uop().op() == Ops::ASSIGN && existing_buffer(&t.uop()).is_none())
+        .collect()
+}
 use crate::schedule::existing_buffer;
 use crate::uop::{Arg, Ops, UOp};
 
@@ -25,6 +41,10 @@ impl Tensor {
         }
         let node = UOp::new(Ops::ASSIGN, self.dtype(), vec![target_view, v.uop()], Arg::None);
         self.set_uop(node);
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        if !pending.iter().any(|w| w.as_ptr() == Arc::as_ptr(&self.inner)) {
+            pending.push(Arc::downgrade(&self.inner));
+        }
         self.clone()
     }
 }

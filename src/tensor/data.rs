@@ -21,8 +21,10 @@ impl Tensor {
     pub fn realize_all(tensors: &[&Tensor]) -> Result<()> {
         // Equal graphs are one node (hash-consing): two tensors asking for the same new value
         // must still get buffers of their own, or an assign to one would change the other.
+        let pending = super::assign::take_pending_assigns();
+        let tensors: Vec<&Tensor> = tensors.iter().copied().chain(pending.iter().filter(|p| !tensors.iter().any(|t| t.same(p)))).collect();
         let mut uops: Vec<crate::UOp> = Vec::with_capacity(tensors.len());
-        for t in tensors {
+        for t in &tensors {
             let u = t.uop();
             let dup = uops.contains(&u) && crate::schedule::existing_buffer(&u).is_none();
             uops.push(if dup { t.contiguous().uop() } else { u });

@@ -312,9 +312,10 @@ impl Tensor {
         }
         self.unary(Ops::TRUNC)
     }
-    /// `max(x, 0)`, written as a `where` so the gradient at 0 is 0 (as in PyTorch).
+    /// `max(x, 0)`, written as a `where` so the gradient at 0 is 0 and NaN stays NaN (as in
+    /// PyTorch).
     pub fn relu(&self) -> Tensor {
-        self.gt(0).where_(self, 0)
+        self.le(0).where_(0, self)
     }
     /// `1 / (1 + e^-x)` from `e = exp(-|x|)`, which never overflows: no infinities, so no NaN
     /// gradients, at large `|x|`.
