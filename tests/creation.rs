@@ -247,8 +247,9 @@ fn threefry_reference_matches_random123_known_answers() {
 
 #[test]
 fn rand_reproduces_threefry_bits() {
-    // `rand` after `manual_seed(s)` draws element i from Threefry-2x32-20 with counter (i, 0) and
-    // key (s low, s high), keeping the top 23 bits of the first word as a mantissa in [1, 2).
+    // The first `rand` after `manual_seed(s)` on a device draws element i from Threefry-2x32-20
+    // with counter (i, 1) (1 = the device's first call) and key (s low, s high), keeping the top
+    // 23 bits of the first word as a mantissa in [1, 2).
     let _g = rng_lock();
     for_each_device(|dev| {
         for seed in [0u64, 1337, 0xdead_beef_0000_0001] {
@@ -256,7 +257,7 @@ fn rand_reproduces_threefry_bits() {
             let got = f32s(&Tensor::rand([4, 8]), dev);
             let want: Vec<f32> = (0..32u32)
                 .map(|i| {
-                    let w = threefry2x32_20([i, 0], [seed as u32, (seed >> 32) as u32])[0];
+                    let w = threefry2x32_20([i, 1], [seed as u32, (seed >> 32) as u32])[0];
                     f32::from_bits((w >> 9) | 0x3f80_0000) - 1.0
                 })
                 .collect();

@@ -68,3 +68,15 @@ fn reading_data_inside_a_capture_is_an_error() {
     jit.call(&[&input(1.0)]).unwrap();
     assert_eq!(*seen.borrow(), vec![false, true], "the first call may read, the capture may not");
 }
+
+#[test]
+fn random_numbers_change_on_every_replay() {
+    let mut jit = TinyJit::new(|xs: &[Tensor]| vec![Tensor::randint([8], 0, 1_000_000) + &xs[0]]);
+    let zero = Tensor::from_vec(vec![0i32; 8], [8]);
+    let draws: Vec<Vec<i32>> = (0..5).map(|_| jit.call(&[&zero]).unwrap()[0].to_vec::<i32>().unwrap()).collect();
+    for i in 0..draws.len() {
+        for j in 0..i {
+            assert_ne!(draws[i], draws[j], "calls {j} and {i} drew the same numbers");
+        }
+    }
+}

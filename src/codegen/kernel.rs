@@ -1,6 +1,7 @@
 //! The codegen pipeline for one kernel: simplify → optimize ranges → lower → linearize →
 //! render.
 
+use super::collapse::collapse_reduces;
 use super::expand::expand;
 use super::heuristic::hand_coded_optimizations;
 use super::linearize::linearize;
@@ -53,7 +54,7 @@ fn count_flops(ast: &UOp) -> u64 {
 /// Runs the whole pipeline for one kernel AST on a renderer.
 pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> ProgramSpec {
     let target = renderer.target();
-    let ast = simplify(ast);
+    let ast = simplify(&collapse_reduces(&simplify(ast)));
     let chosen: Vec<Opt> = match opts {
         Some(o) => o.to_vec(),
         None if crate::helpers::getenv_int("NOOPT", 0) != 0 => Vec::new(),

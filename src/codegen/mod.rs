@@ -1,5 +1,6 @@
 //! Codegen: kernel AST → optimized, lowered, linearized program.
 
+pub mod collapse;
 pub mod expand;
 pub mod heuristic;
 pub mod kernel;

@@ -200,16 +200,33 @@ fn order_items(items: Vec<ScheduleItem>, produces: &[UOp], reads: &[Vec<UOp>]) -
     for (i, rd) in reads.iter().enumerate() {
         deps[i].extend(rd.iter().filter_map(|u| producer.get(u).copied()));
     }
+    // Write-after-read: a reader of an older version of an assign's target (the buffer as it
+    // was, or an earlier assign's result that this assign builds on) runs before it.
+    let raw = deps.clone();
+    let reaches = |from: usize, to: usize| {
+        let mut stack = vec![from];
+        let mut seen = vec![false; n];
+        while let Some(x) = stack.pop() {
+            if x == to {
+                return true;
+            }
+            if !std::mem::replace(&mut seen[x], true) {
+                stack.extend(&raw[x]);
+            }
+        }
+        false
+    };
     for (a, node) in produces.iter().enumerate() {
         if node.op() != Ops::ASSIGN {
             continue;
         }
         let target = &items[a].bufs[0];
         for (r, rd) in reads.iter().enumerate() {
-            let reads_old = rd
-                .iter()
-                .any(|u| !producer.contains_key(u) && existing_buffer(u).is_some_and(|b| Arc::ptr_eq(&b, target)));
-            if r != a && reads_old {
+            let reads_older = rd.iter().any(|u| match producer.get(u) {
+                None => existing_buffer(u).is_some_and(|b| Arc::ptr_eq(&b, target)),
+                Some(&p) => p != a && Arc::ptr_eq(&items[p].bufs[0], target) && reaches(a, p),
+            });
+            if r != a && reads_older && !reaches(r, a) {
                 deps[a].push(r);
             }
         }

@@ -3,16 +3,19 @@
 
 use super::create::default_device;
 use super::{IntoShape, Tensor};
-use crate::uop::{ConstValue, DType};
+use crate::uop::{Arg, ConstValue, DType, Ops, UOp};
 use std::cell::Cell;
 use std::sync::Mutex;
 
 struct RngState {
     seed: u64,
-    counter: u64,
+    /// Per device: a one-element u32 buffer counting the random calls made there. It lives on
+    /// the device and is advanced by an `assign` in the same schedule as the numbers, so a
+    /// TinyJit replay draws new numbers each time.
+    counters: Vec<(String, Tensor)>,
 }
 
-static RNG: Mutex<RngState> = Mutex::new(RngState { seed: 0, counter: 0 });
+static RNG: Mutex<RngState> = Mutex::new(RngState { seed: 0, counters: Vec::new() });
 
 const ROTATIONS: [u32; 8] = [13, 15, 26, 6, 17, 29, 16, 24];
 
@@ -50,20 +53,41 @@ impl Tensor {
     pub fn manual_seed(seed: u64) {
         let mut s = RNG.lock().unwrap_or_else(|e| e.into_inner());
         s.seed = seed;
-        s.counter = 0;
+        s.counters.clear();
     }
 
-    /// `n` random u32 words, advancing the counter by `n`.
+    /// `n` random u32 words: Threefry of `(element index, call number)`. The call number comes
+    /// from the device's counter: each call advances it by one and snapshots it into a buffer
+    /// of its own, right away (two tiny kernels), so a lazy graph holding the snapshot keeps its
+    /// number whatever later calls do, and a TinyJit replay (which re-runs both kernels) draws
+    /// new numbers each time.
     pub(crate) fn random_bits(n: usize, device: &str) -> Tensor {
-        let (seed, offset) = {
+        assert!(n <= u32::MAX as usize, "random: {n} numbers in one call is more than 2^32");
+        let (seed, counter) = {
             let mut s = RNG.lock().unwrap_or_else(|e| e.into_inner());
-            let o = s.counter;
-            s.counter = s.counter.wrapping_add(n as u64);
-            (s.seed, o)
+            let pos = s.counters.iter().position(|(d, _)| d == device);
+            let counter = match pos {
+                Some(i) => s.counters[i].1.clone(),
+                None => {
+                    let c = Tensor::from_slice_on(&[0u32], [0usize; 0], device);
+                    s.counters.push((device.to_string(), c.clone()));
+                    c
+                }
+            };
+            (s.seed, counter)
         };
-        let idx = Tensor::iota(n, DType::U32, device);
-        let lo = idx.add(u32_const(offset as u32, device));
-        let hi = Tensor::full_on([n], ConstValue::Int((offset >> 32) as i64), DType::U32, device);
+        let view = counter.uop();
+        let konst = |v: i64| UOp::new(Ops::CONST, DType::U32, vec![super::create::device_node(device)], Arg::Const(ConstValue::Int(v)));
+        let add = |c: i64| UOp::new(Ops::ADD, DType::U32, vec![view.clone(), konst(c)], Arg::None);
+        let inc = UOp::new(Ops::ASSIGN, DType::U32, vec![view.clone(), add(1)], Arg::None);
+        // `+ 0` makes a kernel that copies the value into a new buffer (a CONTIGUOUS of a buffer
+        // would just be that buffer).
+        let snap = add(0);
+        crate::engine::realize(&[inc]).unwrap_or_else(|e| panic!("random: advancing the counter on {device}: {e}"));
+        let snap = crate::engine::realize(&[snap]).unwrap_or_else(|e| panic!("random: reading the counter on {device}: {e}"));
+        let call = Tensor::from_uop(super::create::buffer_view(snap[0].clone(), &[]));
+        let lo = Tensor::iota(n, DType::U32, device);
+        let hi = call.reshape([1]).expand([n]);
         threefry2x32(&lo, &hi, seed as u32, (seed >> 32) as u32)
     }
 

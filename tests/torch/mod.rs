@@ -11,6 +11,8 @@ pub mod math;
 pub mod movement;
 pub mod reduce;
 pub mod reduce_ext;
+pub mod loss;
+pub mod dtype;
 pub mod shape_ops;
 
 use ferrograd::Tensor;
@@ -33,6 +35,8 @@ pub const GROUPS: &[(&str, CasesFn)] = &[
     ("math", math::cases),
     ("activation", activation::cases),
     ("reduce_ext", reduce_ext::cases),
+    ("loss", loss::cases),
+    ("dtype", dtype::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and
