@@ -88,6 +88,8 @@ CASES = [
     Case("cumsum_axis0", [(4, 3)], lambda x: x.cumsum(0) * torch.arange(3.0)),
     Case("cumsum_3d_middle", [(2, 4, 3)], lambda x: x.cumsum(1) * x),
     Case("cumsum_long", [(2, 100)], lambda x: x.cumsum(-1) * torch.linspace(-1, 1, 100), atol=1e-4),
+    Case("cumsum_blocked", [(1, 700)], lambda x: x.cumsum(1) * torch.linspace(-1, 1, 700), atol=1e-3),
+    Case("cumsum_blocked_int", [(1, 600)], lambda x: x.cumsum(1), dtype="int32", low=-1000, high=1000),
     Case("cumsum_int", [(2, 6)], lambda x: x.cumsum(1), dtype="int32", low=-100, high=100),
     Case("cumsum_bool", [(7,)], lambda x: x.cumsum(0), dtype="bool"),
     Case("cumsum_0d", [()], lambda x: x.cumsum(0) * 3.0),

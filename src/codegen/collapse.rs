@@ -15,9 +15,11 @@ fn is_zero(n: &UOp) -> bool {
     n.const_value().is_some_and(|c| c.as_f64() == 0.0)
 }
 
-/// `(condition, value)` of a masked value: `WHERE(c, v, 0)` or `CAST(c) * v`.
+/// `(condition, value)` of a masked value: `WHERE(c, v, 0)` or `CAST(c) * v`, possibly under a
+/// CAST (sums of small integers accumulate in a wider type).
 fn split_mask(v: &UOp) -> Option<(UOp, UOp)> {
     match v.op() {
+        Ops::CAST => split_mask(&v.src()[0]).map(|(c, x)| (c, x.cast(v.dtype()))),
         Ops::WHERE if is_zero(&v.src()[2]) => Some((v.src()[0].clone(), v.src()[1].clone())),
         Ops::MUL => {
             let (a, b) = (&v.src()[0], &v.src()[1]);

@@ -1,16 +1,30 @@
 //! In-place updates: `assign` writes new values into a realized tensor's own buffer.
 
 use super::{Operand, Tensor, TensorInner};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, RwLock, Weak};
 
-/// Tensors with an assign not yet realized. An assign is a mutation that has "happened": the
-/// next realize of anything runs it too (so a BatchNorm's running statistics update with the
-/// training step that computed them).
-static PENDING: Mutex<Vec<Weak<RwLock<TensorInner>>>> = Mutex::new(Vec::new());
+thread_local! {
+    /// Tensors this thread assigned and has not realized yet. An assign is a mutation that has
+    /// "happened": the thread's next realize of anything runs it too (so a BatchNorm's running
+    /// statistics update with the training step that computed them). Per thread, so one
+    /// thread's realize never runs another's half-built update.
+    static PENDING: RefCell<Vec<Weak<RwLock<TensorInner>>>> = const { RefCell::new(Vec::new()) };
+}
 
-/// Takes the tensors whose assigns are still pending.
+/// A new ASSIGN node. Each gets a unique id: an assign is an event, and two assigns of equal
+/// values at different times must not be merged by hash-consing (the second would look
+/// "already done" while the first is still referenced).
+pub(crate) fn assign_node(target: UOp, value: UOp) -> UOp {
+    static NEXT: AtomicI64 = AtomicI64::new(0);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    UOp::new(Ops::ASSIGN, target.dtype(), vec![target, value], Arg::Int(id))
+}
+
+/// Takes the tensors whose assigns are still pending on this thread.
 pub(crate) fn take_pending_assigns() -> Vec<Tensor> {
-    let list = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|e| e.into_inner()));
+    let list = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
     list.into_iter()
         .filter_map(|w| w.upgrade())
         .map(|inner| Tensor { inner })
@@ -39,12 +53,14 @@ impl Tensor {
             self.set_uop(v.uop());
             return self.clone();
         }
-        let node = UOp::new(Ops::ASSIGN, self.dtype(), vec![target_view, v.uop()], Arg::None);
+        let node = assign_node(target_view, v.uop());
         self.set_uop(node);
-        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-        if !pending.iter().any(|w| w.as_ptr() == Arc::as_ptr(&self.inner)) {
-            pending.push(Arc::downgrade(&self.inner));
-        }
+        PENDING.with(|p| {
+            let mut pending = p.borrow_mut();
+            if !pending.iter().any(|w| w.as_ptr() == Arc::as_ptr(&self.inner)) {
+                pending.push(Arc::downgrade(&self.inner));
+            }
+        });
         self.clone()
     }
 }

@@ -79,7 +79,7 @@ impl Tensor {
         let view = counter.uop();
         let konst = |v: i64| UOp::new(Ops::CONST, DType::U32, vec![super::create::device_node(device)], Arg::Const(ConstValue::Int(v)));
         let add = |c: i64| UOp::new(Ops::ADD, DType::U32, vec![view.clone(), konst(c)], Arg::None);
-        let inc = UOp::new(Ops::ASSIGN, DType::U32, vec![view.clone(), add(1)], Arg::None);
+        let inc = super::assign::assign_node(view.clone(), add(1));
         // `+ 0` makes a kernel that copies the value into a new buffer (a CONTIGUOUS of a buffer
         // would just be that buffer).
         let snap = add(0);

@@ -76,6 +76,8 @@ pub fn cases() -> Vec<(&'static str, CaseFn)> {
         ("cumsum_axis0", |x| x[0].cumsum(0) * arange(0.0, 3.0)),
         ("cumsum_3d_middle", |x| x[0].cumsum(1) * &x[0]),
         ("cumsum_long", |x| x[0].cumsum(-1) * Tensor::linspace(-1.0, 1.0, 100)),
+        ("cumsum_blocked", |x| x[0].cumsum(1) * Tensor::linspace(-1.0, 1.0, 700)),
+        ("cumsum_blocked_int", |x| x[0].cumsum(1)),
         ("cumsum_int", |x| x[0].cumsum(1)),
         ("cumsum_bool", |x| x[0].cumsum(0)),
         ("cumsum_0d", |x| x[0].cumsum(0) * 3.0),

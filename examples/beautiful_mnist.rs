@@ -1,0 +1,101 @@
+//! tinygrad's examples/beautiful_mnist.py in Rust: a small conv net trained on MNIST with Adam,
+//! batch 512 sampled with `randint`, the whole training step under TinyJit.
+//!
+//! `STEPS` (default 70), `BS` (512), `LR` (0.001), `SEED` (1) change the run; MNIST is read from
+//! `MNIST_DIR` or the cache directory (see `nn::datasets::mnist`).
+
+use ferrograd::helpers::getenv_int;
+use ferrograd::nn::optim::{adam, Optimizer};
+use ferrograd::nn::{get_parameters, BatchNorm, Conv2d, Linear, Module};
+use ferrograd::tensor::{train, Idx, PoolOpts};
+use ferrograd::{DType, Tensor, TinyJit};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::rc::Rc;
+use std::time::Instant;
+
+#[derive(Module)]
+struct Model {
+    l1: Conv2d,
+    l2: Conv2d,
+    bn1: BatchNorm,
+    l3: Conv2d,
+    l4: Conv2d,
+    bn2: BatchNorm,
+    l5: Linear,
+}
+
+impl Model {
+    fn new() -> Model {
+        Model {
+            l1: Conv2d::new(1, 32, 5),
+            l2: Conv2d::new(32, 32, 5),
+            bn1: BatchNorm::new(32),
+            l3: Conv2d::new(32, 64, 3),
+            l4: Conv2d::new(64, 64, 3),
+            bn2: BatchNorm::new(64),
+            l5: Linear::new(576, 10, true),
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Tensor {
+        let pool = PoolOpts::default();
+        let x = self.l1.forward(&x.cast(DType::F32)).relu();
+        let x = self.l2.forward(&x).relu();
+        let x = self.bn1.forward(&x).max_pool2d(2, &pool);
+        let x = self.l3.forward(&x).relu();
+        let x = self.l4.forward(&x).relu();
+        let x = self.bn2.forward(&x).max_pool2d(2, &pool);
+        self.l5.forward(&x.flatten_range(1, -1))
+    }
+}
+
+fn main() -> ferrograd::Result<()> {
+    let steps = getenv_int("STEPS", 70) as usize;
+    let bs = getenv_int("BS", 512) as usize;
+    let lr = std::env::var("LR").ok().and_then(|v| v.parse().ok()).unwrap_or(0.001);
+    Tensor::manual_seed(getenv_int("SEED", 1) as u64);
+
+    let (x_train, y_train, x_test, y_test) = ferrograd::nn::datasets::mnist()?;
+    let n_train = x_train.shape()[0] as i64;
+    let model = Rc::new(Model::new());
+    let mut opt = adam(get_parameters(&*model), lr);
+
+    let m = model.clone();
+    let mut train_step = TinyJit::new(move |_: &[Tensor]| {
+        train(|| {
+            opt.zero_grad();
+            let samples = Tensor::randint([bs], 0, n_train);
+            let x = x_train.index(&[Idx::T(samples.clone())]);
+            let y = y_train.index(&[Idx::T(samples)]);
+            let loss = m.forward(&x).sparse_categorical_crossentropy(&y, -1, 0.0, Default::default());
+            loss.backward();
+            let mut outs = vec![loss];
+            outs.extend(opt.schedule_step());
+            outs
+        })
+    });
+    let m = model.clone();
+    let mut test_acc = TinyJit::new(move |_: &[Tensor]| {
+        let pred = m.forward(&x_test).argmax_axis(1);
+        vec![pred.eq(y_test.cast(pred.dtype())).cast(DType::F32).mean() * 100.0]
+    });
+
+    let bar = ProgressBar::new(steps as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed_precise}] {msg}").expect("template"));
+    let mut acc = f32::NAN;
+    let start = Instant::now();
+    for i in 0..steps {
+        let loss = train_step.call(&[])?[0].item::<f32>()?;
+        if i % 10 == 9 {
+            acc = test_acc.call(&[])?[0].item::<f32>()?;
+        }
+        bar.set_message(format!("loss: {loss:6.2} test_accuracy: {acc:5.2}%"));
+        bar.inc(1);
+    }
+    let wall = start.elapsed().as_secs_f64();
+    bar.finish();
+    let acc = test_acc.call(&[])?[0].item::<f32>()?;
+    println!("test accuracy: {acc:.2}%");
+    println!("wall time for {steps} steps (with {} test evaluations): {wall:.1} s", steps / 10);
+    Ok(())
+}
