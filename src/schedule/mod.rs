@@ -103,16 +103,76 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     }
     // Users come before sources in reverse topological order, so each node's flag is final
     // when it is visited.
+    // A reduce is also materialized when several kernels would compute it (it is not worth
+    // doing twice); `reach` is the kernel (or "many") each node's value ends up in.
     let mut expanded_above: FxHashMap<UOp, bool> = FxHashMap::default();
+    let mut reach: FxHashMap<UOp, Reach> = FxHashMap::default();
     for n in topo.iter().rev() {
-        let flag =
-            users.get(n).into_iter().flatten().any(|u| is_expanding(u) || (!mat.contains(u) && expanded_above[u]));
-        if flag && n.op() == Ops::REDUCE_AXIS {
+        let us = users.get(n).map(Vec::as_slice).unwrap_or(&[]);
+        let flag = us.iter().any(|u| is_expanding(u) || (!mat.contains(u) && expanded_above[u]));
+        let r = us.iter().fold(Reach::None, |acc, u| {
+            acc.join(if mat.contains(u) { Reach::One(u.clone()) } else { reach[u].clone() })
+        });
+        let expensive = || n.op().is_alu() && fused_cost(n, &mat, RECOMPUTE_LIMIT) >= RECOMPUTE_LIMIT;
+        let shared = n.op() == Ops::REDUCE_AXIS && r == Reach::Many;
+        if (flag && (n.op() == Ops::REDUCE_AXIS || expensive())) || shared {
             mat.insert(n.clone());
         }
         expanded_above.insert(n.clone(), flag);
+        reach.insert(n.clone(), r);
     }
     mat
+}
+
+/// Which kernels a node's value flows into.
+#[derive(Clone, PartialEq, Eq)]
+enum Reach {
+    None,
+    One(UOp),
+    Many,
+}
+
+impl Reach {
+    fn join(self, other: Reach) -> Reach {
+        match (self, other) {
+            (Reach::None, x) | (x, Reach::None) => x,
+            (Reach::One(a), Reach::One(b)) if a == b => Reach::One(a),
+            _ => Reach::Many,
+        }
+    }
+}
+
+/// Elementwise work (ALU ops, plus 2 per memory read) above which a broadcast value that reads
+/// memory from at least two places is materialized instead of recomputed for every element it
+/// is broadcast to. (Index math on aranges and constants is always recomputed: it is cheap.)
+const RECOMPUTE_LIMIT: usize = 12;
+
+/// The work of computing `n` inside a kernel: its ALU ops and reads down to materialized nodes,
+/// each node counted once; stops counting at `limit`. Returns 0 when it reads fewer than two
+/// memory locations.
+fn fused_cost(n: &UOp, mat: &FxHashSet<UOp>, limit: usize) -> usize {
+    let mut seen: FxHashSet<UOp> = FxHashSet::default();
+    let mut stack = vec![n.clone()];
+    let (mut cost, mut reads) = (0, 0);
+    while let Some(x) = stack.pop() {
+        if (cost >= limit && reads >= 2) || !seen.insert(x.clone()) {
+            continue;
+        }
+        if &x != n && (mat.contains(&x) || matches!(x.op(), Ops::BUFFER | Ops::REDUCE_AXIS | Ops::ASSIGN)) {
+            cost += 2;
+            reads += 1;
+            continue;
+        }
+        if x.op().is_alu() {
+            cost += 1;
+        }
+        stack.extend(x.src().iter().cloned());
+    }
+    if reads >= 2 {
+        cost
+    } else {
+        0
+    }
 }
 
 /// Whether every read of `target`'s buffer inside `value` is elementwise at the written index:
