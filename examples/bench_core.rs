@@ -5,6 +5,7 @@
 //!   launch of the same compiled kernel;
 //! - `((a*b+c).relu()*2).sum()` on 16M f32 in GB/s, against a single-thread copy of the same
 //!   bytes.
+//!
 //! `DEV=` picks the device.
 
 use ferrograd::codegen::get_program;

@@ -56,9 +56,9 @@ fn compiled_kernels_are_cached_on_disk() {
 
     let dev = make();
     let spec = some_kernel(&dev, 0.375);
-    dev.compile(&[spec.clone()]).expect("compiles");
+    dev.compile(std::slice::from_ref(&spec)).expect("compiles");
     assert_eq!(runs(), 1);
-    dev.compile(&[spec.clone()]).expect("memory cache");
+    dev.compile(std::slice::from_ref(&spec)).expect("memory cache");
     assert_eq!(runs(), 1, "second compile on the same device ran the compiler");
     // A fresh device (as in a new process) finds the kernel on disk.
     let fresh = make();

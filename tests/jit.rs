@@ -9,9 +9,7 @@ fn input(k: f32) -> Tensor {
 }
 
 fn expected(k: f32) -> Vec<f32> {
-    (0..4)
-        .map(|j| (0..3).map(|i| ((i * 4 + j) as f32 * k - 3.0).max(0.0) * 2.0 + 1.0).sum::<f32>())
-        .collect()
+    (0..4).map(|j| (0..3).map(|i| ((i * 4 + j) as f32 * k - 3.0).max(0.0) * 2.0 + 1.0).sum::<f32>()).collect()
 }
 
 #[test]

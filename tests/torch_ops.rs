@@ -37,7 +37,20 @@ macro_rules! group_tests {
     };
 }
 
-group_tests!(elementwise, movement, reduce, linalg, conv, shape_ops, indexing, math, activation, reduce_ext, loss, dtype);
+group_tests!(
+    elementwise,
+    movement,
+    reduce,
+    linalg,
+    conv,
+    shape_ops,
+    indexing,
+    math,
+    activation,
+    reduce_ext,
+    loss,
+    dtype
+);
 
 #[test]
 fn every_group_has_tests_and_a_fixture() {

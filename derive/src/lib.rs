@@ -15,9 +15,9 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
         return syn::Error::new_spanned(&ast.ident, "#[derive(Module)] works on structs").to_compile_error().into();
     };
     let skip = |attrs: &[syn::Attribute]| {
-        attrs.iter().any(|a| {
-            a.path().is_ident("module") && a.parse_args::<syn::Ident>().map(|i| i == "skip").unwrap_or(false)
-        })
+        attrs
+            .iter()
+            .any(|a| a.path().is_ident("module") && a.parse_args::<syn::Ident>().map(|i| i == "skip").unwrap_or(false))
     };
     let visits: Vec<proc_macro2::TokenStream> = match &data.fields {
         Fields::Named(f) => f

@@ -24,8 +24,7 @@ fn expand_unrolls(ast: &UOp) -> UOp {
         if n.op() != Ops::REDUCE {
             continue;
         }
-        let unrolled: Vec<UOp> =
-            n.src()[1..].iter().filter(|r| r.range_arg().1 == AxisType::Unroll).cloned().collect();
+        let unrolled: Vec<UOp> = n.src()[1..].iter().filter(|r| r.range_arg().1 == AxisType::Unroll).cloned().collect();
         if unrolled.is_empty() {
             continue;
         }

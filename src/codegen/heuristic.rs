@@ -33,22 +33,45 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
     }
 
     if !reduces.is_empty() {
-        // UPCAST output axes that some load does not depend on: that load's value is reused
-        // across the tile. Skip the thread-split axis if its remainder is too small.
+        // UPCAST: a register tile over up to two output axes (4 each), chosen to need the fewest
+        // loads per tile: a load that does not depend on an upcast axis is reused across it.
         let loads = load_ranges(ast);
-        let mut upcast = 1;
-        for r in outputs.iter().rev() {
-            let size = r.range_size() / if opts.iter().any(|o| o.axis == pos(r)) { target.threads as i64 } else { 1 };
-            let reused = loads.iter().any(|l| !l.contains(r));
-            if upcast * 4 <= 16 && size % 4 == 0 && size >= 8 && reused {
-                opts.push(Opt { kind: OptKind::Upcast, axis: pos(r), amount: 4 });
-                upcast *= 4;
+        let threaded = |r: &UOp| opts.iter().any(|o| o.kind == OptKind::Thread && o.axis == pos(r));
+        let candidates: Vec<UOp> = outputs
+            .iter()
+            .filter(|r| {
+                let size = r.range_size() / if threaded(r) { target.threads as i64 } else { 1 };
+                size % 4 == 0 && size >= 8
+            })
+            .cloned()
+            .collect();
+        let loads_for = |tile: &[&UOp]| -> usize {
+            loads.iter().map(|l| tile.iter().filter(|r| l.contains(r)).fold(1, |acc, _| acc * 4)).sum()
+        };
+        let mut best: (f64, Vec<UOp>) = (loads.len() as f64, Vec::new());
+        for (i, a) in candidates.iter().enumerate() {
+            for tile in std::iter::once(vec![a]).chain(candidates[i + 1..].iter().map(|b| vec![a, b])) {
+                let outputs_in_tile = 4f64.powi(tile.len() as i32);
+                let per_output = loads_for(&tile) as f64 / outputs_in_tile;
+                if per_output < best.0 - 1e-9 || (per_output <= best.0 + 1e-9 && tile.len() > best.1.len()) {
+                    best = (per_output, tile.into_iter().cloned().collect());
+                }
             }
+        }
+        let upcast = 4i64.pow(best.1.len() as u32);
+        for r in &best.1 {
+            opts.push(Opt { kind: OptKind::Upcast, axis: pos(r), amount: 4 });
         }
         // UNROLL the innermost reduce axis.
         let last = reduces.last().expect("a reduce axis");
         let n = last.range_size();
-        let amount = if n <= 8 { n } else if n % 4 == 0 { 4 } else { 1 };
+        let amount = if n <= 8 {
+            n
+        } else if n % 4 == 0 {
+            4
+        } else {
+            1
+        };
         if amount > 1 && amount * upcast <= 128 {
             opts.push(Opt { kind: OptKind::Unroll, axis: pos(last), amount });
         }

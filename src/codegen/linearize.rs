@@ -165,7 +165,14 @@ impl Linearizer {
     }
 
     fn mapped(&self, n: &UOp) -> UOp {
-        self.map.get(n).cloned().unwrap_or_else(|| panic!("linearize: {:?} used before emitted", n.op()))
+        self.map.get(n).cloned().unwrap_or_else(|| {
+            panic!(
+                "linearize: {:?} {:?} (block {:?}) used before emitted",
+                n.op(),
+                n.arg(),
+                self.block.get(n).map(|b| b.as_ref().map(|r| r.range_arg()))
+            )
+        })
     }
 
     fn emit_node(&mut self, n: &UOp) {
@@ -211,6 +218,44 @@ impl Linearizer {
     }
 }
 
+/// The ranges each node depends on. REDUCEs over the same ranges share one loop nest, so each
+/// of them counts as depending on everything any of them depends on (iterated to a fixed
+/// point, since such a REDUCE may sit inside another).
+fn range_sets(topo: &[UOp]) -> FxHashMap<UOp, Vec<UOp>> {
+    let mut extra: FxHashMap<Vec<UOp>, Vec<UOp>> = FxHashMap::default();
+    loop {
+        let mut ranges: FxHashMap<UOp, Vec<UOp>> = FxHashMap::default();
+        for n in topo {
+            let mut rs: Vec<UOp> = Vec::new();
+            for s in n.src() {
+                union_sorted(&mut rs, &ranges[s]);
+            }
+            match n.op() {
+                Ops::RANGE => rs.push(n.clone()),
+                Ops::REDUCE => {
+                    rs.retain(|r| !n.src()[1..].contains(r));
+                    if let Some(e) = extra.get(&n.src()[1..]) {
+                        union_sorted(&mut rs, e);
+                    }
+                }
+                _ => {}
+            }
+            ranges.insert(n.clone(), rs);
+        }
+        let mut changed = false;
+        for n in topo.iter().filter(|n| n.op() == Ops::REDUCE) {
+            let key = n.src()[1..].to_vec();
+            let e = extra.entry(key).or_default();
+            let before = e.len();
+            union_sorted(e, &ranges[n]);
+            changed |= e.len() != before;
+        }
+        if !changed {
+            return ranges;
+        }
+    }
+}
+
 /// Turns a kernel AST (a SINK of STOREs) into a linear program.
 pub fn linearize(sink: &UOp) -> Vec<UOp> {
     let topo = sink.toposort();
@@ -230,17 +275,8 @@ pub fn linearize(sink: &UOp) -> Vec<UOp> {
     };
     for (i, n) in topo.iter().enumerate() {
         lin.order.insert(n.clone(), i);
-        let mut rs: Vec<UOp> = Vec::new();
-        for s in n.src() {
-            union_sorted(&mut rs, &lin.ranges[s]);
-        }
-        match n.op() {
-            Ops::RANGE => rs.push(n.clone()),
-            Ops::REDUCE => rs.retain(|r| !n.src()[1..].contains(r)),
-            _ => {}
-        }
-        lin.ranges.insert(n.clone(), rs);
     }
+    lin.ranges = range_sets(&topo);
     // Reduce ranges: owned by exactly one REDUCE.
     let mut owned: FxHashSet<UOp> = FxHashSet::default();
     for n in topo.iter().filter(|n| n.op() == Ops::REDUCE) {

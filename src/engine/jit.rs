@@ -117,7 +117,12 @@ impl TinyJit {
         let outs = result?;
         let outputs = outs
             .iter()
-            .map(|t| Ok((existing_buffer(&t.uop()).ok_or_else(|| Error::Jit("TinyJit: output not realized".into()))?, t.shape())))
+            .map(|t| {
+                Ok((
+                    existing_buffer(&t.uop()).ok_or_else(|| Error::Jit("TinyJit: output not realized".into()))?,
+                    t.shape(),
+                ))
+            })
             .collect::<Result<Vec<_>>>()?;
         if crate::helpers::debug_level() >= 1 {
             eprintln!("TinyJit: captured {} steps", steps.len());

@@ -40,11 +40,16 @@ fn state_scalar(v: f64, like: Option<&Tensor>) -> Tensor {
 }
 
 fn zeros_state(p: &Tensor) -> Tensor {
-    Tensor::from_slice_on(&vec![0f32; p.numel()], p.shape(), &p.device()).cast(p.dtype()).realize().expect("allocating optimizer state")
+    Tensor::from_slice_on(&vec![0f32; p.numel()], p.shape(), &p.device())
+        .cast(p.dtype())
+        .realize()
+        .expect("allocating optimizer state")
 }
 
 fn grad_of(p: &Tensor) -> Tensor {
-    p.grad().unwrap_or_else(|| panic!("optimizer step: a parameter of shape {:?} has no gradient (call backward first)", p.shape()))
+    p.grad().unwrap_or_else(|| {
+        panic!("optimizer step: a parameter of shape {:?} has no gradient (call backward first)", p.shape())
+    })
 }
 
 /// Stochastic gradient descent with momentum, Nesterov momentum and weight decay (PyTorch's

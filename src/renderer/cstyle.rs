@@ -328,7 +328,10 @@ impl<'a> Render<'a> {
                 Ops::RANGE if u.range_arg().1 == AxisType::Thread => {
                     // One thread per index value: the launcher passes it as `core_id`.
                     let nm = format!("ridx{}", u.range_arg().0);
-                    self.line(&format!("{{ int {nm} = core_id; /* THREAD axis of {} */", self.n(&u.src()[0]).to_owned()));
+                    self.line(&format!(
+                        "{{ int {nm} = core_id; /* THREAD axis of {} */",
+                        self.n(&u.src()[0]).to_owned()
+                    ));
                     self.depth += 1;
                     self.names.insert(u.clone(), nm);
                 }

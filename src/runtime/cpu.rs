@@ -178,7 +178,12 @@ impl CpuDevice {
                 // signature: `void name(void** bufs, const long long* vals)`.
                 let func: KernelFn =
                     unsafe { *lib.get::<KernelFn>(name.as_bytes()).map_err(|e| err(format!("symbol {name}: {e}")))? };
-                Ok(Arc::new(CpuProgram { name: name.to_string(), threads: spec.threads.max(1), func, _lib: lib.clone() }))
+                Ok(Arc::new(CpuProgram {
+                    name: name.to_string(),
+                    threads: spec.threads.max(1),
+                    func,
+                    _lib: lib.clone(),
+                }))
             })
             .collect()
     }

@@ -220,7 +220,8 @@ fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
         let device_name = n.device().unwrap_or_else(|| panic!("{:?} has no device", n.op())).to_string();
         let device = get_device(&device_name).unwrap_or_else(|e| panic!("{e}"));
         let out = if n.op() == Ops::ASSIGN {
-            existing_buffer(&n.src()[0]).unwrap_or_else(|| panic!("assign: the target must be realized (shape {:?})", n.shape()))
+            existing_buffer(&n.src()[0])
+                .unwrap_or_else(|| panic!("assign: the target must be realized (shape {:?})", n.shape()))
         } else {
             Buffer::new(device, n.dtype(), n.numel())
         };

@@ -22,7 +22,8 @@ impl Tensor {
         // Equal graphs are one node (hash-consing): two tensors asking for the same new value
         // must still get buffers of their own, or an assign to one would change the other.
         let pending = super::assign::take_pending_assigns();
-        let tensors: Vec<&Tensor> = tensors.iter().copied().chain(pending.iter().filter(|p| !tensors.iter().any(|t| t.same(p)))).collect();
+        let tensors: Vec<&Tensor> =
+            tensors.iter().copied().chain(pending.iter().filter(|p| !tensors.iter().any(|t| t.same(p)))).collect();
         let mut uops: Vec<crate::UOp> = Vec::with_capacity(tensors.len());
         for t in &tensors {
             let u = t.uop();
@@ -48,7 +49,8 @@ impl Tensor {
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         if engine::jit::is_capturing() {
             return Err(Error::Jit(
-                "TinyJit: reading tensor data inside a captured function is not allowed (it would not be replayed)".into(),
+                "TinyJit: reading tensor data inside a captured function is not allowed (it would not be replayed)"
+                    .into(),
             ));
         }
         self.buffer()?.to_bytes()

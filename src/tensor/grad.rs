@@ -79,11 +79,21 @@ impl Tensor {
 
     /// Like `backward` with an explicit gradient for this tensor (same shape).
     pub fn backward_with(&self, grad: &Tensor) {
-        assert_eq!(grad.shape(), self.shape(), "backward: gradient shape {:?} != tensor shape {:?}", grad.shape(), self.shape());
+        assert_eq!(
+            grad.shape(),
+            self.shape(),
+            "backward: gradient shape {:?} != tensor shape {:?}",
+            grad.shape(),
+            self.shape()
+        );
         assert!(!is_no_grad(), "backward: called inside a no_grad scope");
         let params: Vec<Tensor> = {
             let reg = GRAD_TENSORS.lock().unwrap_or_else(|e| e.into_inner());
-            reg.iter().filter_map(|w| w.upgrade()).map(|inner| Tensor { inner }).filter(|t| t.is_requires_grad()).collect()
+            reg.iter()
+                .filter_map(|w| w.upgrade())
+                .map(|inner| Tensor { inner })
+                .filter(|t| t.is_requires_grad())
+                .collect()
         };
         let mut by_uop: FxHashMap<UOp, Vec<Tensor>> = FxHashMap::default();
         for p in params {

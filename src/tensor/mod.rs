@@ -21,9 +21,9 @@ mod shape_args;
 mod shape_ops;
 
 pub use conv::ConvOpts;
+pub use create::with_default_device;
 pub use loss::{CrossEntropyOpts, Reduction};
 pub use random::{set_training, train};
-pub use create::with_default_device;
 
 /// A tensor-level view (BUFFER node, reshaped) of a runtime buffer.
 pub fn buffer_view_pub(b: std::sync::Arc<crate::runtime::Buffer>, shape: &[usize]) -> UOp {

@@ -77,14 +77,17 @@ impl Tensor {
             (s.seed, counter)
         };
         let view = counter.uop();
-        let konst = |v: i64| UOp::new(Ops::CONST, DType::U32, vec![super::create::device_node(device)], Arg::Const(ConstValue::Int(v)));
+        let konst = |v: i64| {
+            UOp::new(Ops::CONST, DType::U32, vec![super::create::device_node(device)], Arg::Const(ConstValue::Int(v)))
+        };
         let add = |c: i64| UOp::new(Ops::ADD, DType::U32, vec![view.clone(), konst(c)], Arg::None);
         let inc = super::assign::assign_node(view.clone(), add(1));
         // `+ 0` makes a kernel that copies the value into a new buffer (a CONTIGUOUS of a buffer
         // would just be that buffer).
         let snap = add(0);
         crate::engine::realize(&[inc]).unwrap_or_else(|e| panic!("random: advancing the counter on {device}: {e}"));
-        let snap = crate::engine::realize(&[snap]).unwrap_or_else(|e| panic!("random: reading the counter on {device}: {e}"));
+        let snap =
+            crate::engine::realize(&[snap]).unwrap_or_else(|e| panic!("random: reading the counter on {device}: {e}"));
         let call = Tensor::from_uop(super::create::buffer_view(snap[0].clone(), &[]));
         let lo = Tensor::iota(n, DType::U32, device);
         let hi = call.reshape([1]).expand([n]);

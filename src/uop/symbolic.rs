@@ -699,8 +699,12 @@ fn int_mod(n: &UOp) -> Option<UOp> {
     // Coefficients and constant at least c reduced mod c: x and x' differ by a multiple of c,
     // so x % c == x' % c when both are >= 0 (C's remainder is then the true one).
     if ix.0 >= 0 && (s.konst >= c || s.terms.iter().any(|(_, k)| *k >= c)) {
-        let terms: Vec<(UOp, i64)> =
-            s.terms.iter().filter(|(_, k)| *k <= 0 || k % c != 0).map(|(b, k)| (b.clone(), if *k > 0 { k % c } else { *k })).collect();
+        let terms: Vec<(UOp, i64)> = s
+            .terms
+            .iter()
+            .filter(|(_, k)| *k <= 0 || k % c != 0)
+            .map(|(b, k)| (b.clone(), if *k > 0 { k % c } else { *k }))
+            .collect();
         let r = s.with(terms, if s.konst > 0 { s.konst % c } else { s.konst });
         if r.exact().is_some_and(|ir| ir.0 >= 0) {
             return Some(r.build().modulo(&int(dt, c)));

@@ -15,7 +15,10 @@ fn opts(stride: usize, padding: usize, dilation: usize, groups: usize, output_pa
 /// Weight `(out, in/groups, k...)`; weight and bias `U(-1/sqrt(fan_in), ..)` with
 /// `fan_in = in/groups * prod(k)`, like PyTorch.
 fn conv_params(cin: usize, cout: usize, k: &[usize], groups: usize, bias: bool) -> (Tensor, Option<Tensor>) {
-    assert!(cin % groups == 0 && cout % groups == 0, "conv: {cin} in and {cout} out channels are not divisible by {groups} groups");
+    assert!(
+        cin.is_multiple_of(groups) && cout.is_multiple_of(groups),
+        "conv: {cin} in and {cout} out channels are not divisible by {groups} groups"
+    );
     let fan_in = cin / groups * k.iter().product::<usize>();
     let bound = 1.0 / (fan_in as f64).sqrt();
     let mut shape = vec![cout, cin / groups];
@@ -37,7 +40,16 @@ impl Conv1d {
         Conv1d::with(cin, cout, kernel, 1, 0, 1, 1, true)
     }
     #[allow(clippy::too_many_arguments)]
-    pub fn with(cin: usize, cout: usize, kernel: usize, stride: usize, padding: usize, dilation: usize, groups: usize, bias: bool) -> Conv1d {
+    pub fn with(
+        cin: usize,
+        cout: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+        dilation: usize,
+        groups: usize,
+        bias: bool,
+    ) -> Conv1d {
         let (weight, bias) = conv_params(cin, cout, &[kernel], groups, bias);
         Conv1d { weight, bias, opts: opts(stride, padding, dilation, groups, 0) }
     }
@@ -61,7 +73,16 @@ impl Conv2d {
         Conv2d::with(cin, cout, kernel, 1, 0, 1, 1, true)
     }
     #[allow(clippy::too_many_arguments)]
-    pub fn with(cin: usize, cout: usize, kernel: usize, stride: usize, padding: usize, dilation: usize, groups: usize, bias: bool) -> Conv2d {
+    pub fn with(
+        cin: usize,
+        cout: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+        dilation: usize,
+        groups: usize,
+        bias: bool,
+    ) -> Conv2d {
         let (weight, bias) = conv_params(cin, cout, &[kernel, kernel], groups, bias);
         Conv2d { weight, bias, opts: opts(stride, padding, dilation, groups, 0) }
     }
@@ -94,7 +115,10 @@ impl ConvTranspose2d {
         groups: usize,
         bias: bool,
     ) -> ConvTranspose2d {
-        assert!(cin % groups == 0 && cout % groups == 0, "conv_transpose2d: channels not divisible by {groups} groups");
+        assert!(
+            cin.is_multiple_of(groups) && cout.is_multiple_of(groups),
+            "conv_transpose2d: channels not divisible by {groups} groups"
+        );
         // PyTorch's fan in for this weight layout is weight.size(1) * kernel area.
         let fan_in = cout / groups * kernel * kernel;
         let bound = 1.0 / (fan_in as f64).sqrt();

@@ -55,7 +55,9 @@ impl BatchNorm {
         let (mean, var) = if use_batch {
             let (var, mean) = x.var_mean_with(axes.clone(), false, 0.0);
             if Tensor::training() {
-                if let (Some(rm), Some(rv), Some(nbt)) = (&self.running_mean, &self.running_var, &self.num_batches_tracked) {
+                if let (Some(rm), Some(rv), Some(nbt)) =
+                    (&self.running_mean, &self.running_var, &self.num_batches_tracked)
+                {
                     let n: usize = axes.iter().map(|&a| shape[a as usize]).product();
                     let unbiased = &var * (n as f64 / (n.max(2) - 1) as f64);
                     let m = self.momentum;
@@ -146,7 +148,7 @@ impl GroupNorm {
         GroupNorm::with(num_groups, num_channels, 1e-5, true)
     }
     pub fn with(num_groups: usize, num_channels: usize, eps: f64, affine: bool) -> GroupNorm {
-        assert!(num_channels % num_groups == 0, "GroupNorm: {num_channels} channels in {num_groups} groups");
+        assert!(num_channels.is_multiple_of(num_groups), "GroupNorm: {num_channels} channels in {num_groups} groups");
         GroupNorm {
             weight: affine.then(|| param(vec![num_channels], 1.0)),
             bias: affine.then(|| param(vec![num_channels], 0.0)),
