@@ -42,9 +42,9 @@ fn ten_elementwise_ops_on_broadcast_inputs_are_one_kernel() {
     }
     assert_eq!(count(&[&x]), 1);
     let mut want = Vec::new();
-    for i in 0..4 {
-        for j in 0..3 {
-            let (a, b) = (av[i] as f64, bv[j] as f64);
+    for &a in &av {
+        for &b in &bv {
+            let (a, b) = (a as f64, b as f64);
             let mut v = a + b;
             for k in 0..9 {
                 v = match k % 3 {
