@@ -3,6 +3,7 @@
 
 use super::collapse::collapse_reduces;
 use super::expand::expand;
+use super::gpu::{map_to_global, Launch};
 use super::heuristic::hand_coded_optimizations;
 use super::linearize::linearize;
 use super::lower::lower;
@@ -70,7 +71,13 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
         .filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Thread)
         .map(|r| r.range_size() as usize)
         .product();
-    let ast = simplify(&lower(&expand(&ast), target));
+    let ast = expand(&ast);
+    let (ast, launch) = if target.has_local {
+        map_to_global(&ast, target)
+    } else {
+        (ast, Launch { global: [1, 1, 1], local: [1, 1, 1] })
+    };
+    let ast = simplify(&lower(&ast, target));
     let uops = linearize(&ast);
     let src = renderer.render(&name, &uops);
     let buf_count = uops.iter().filter(|u| u.op() == Ops::DEFINE_GLOBAL).count();
@@ -85,9 +92,9 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
         name,
         uops,
         src,
-        global_size: [1, 1, 1],
+        global_size: launch.global,
         threads,
-        local_size: None,
+        local_size: target.has_local.then_some(launch.local),
         buf_count,
         vars,
         flops,

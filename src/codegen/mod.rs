@@ -2,6 +2,7 @@
 
 pub mod collapse;
 pub mod expand;
+pub mod gpu;
 pub mod heuristic;
 pub mod kernel;
 pub mod linearize;
