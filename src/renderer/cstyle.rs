@@ -24,6 +24,17 @@ pub struct CDialect {
     /// Whether the kernel is wrapped in a `void name(void** bufs, const long long* vals)` entry
     /// (the CPU's calling convention); otherwise the kernel itself is the entry point.
     pub cpu_entry: bool,
+    /// The no-alias qualifier of buffer parameters (`restrict` in C, `__restrict__` in CUDA C++).
+    pub restrict: &'static str,
+    /// Expression reinterpreting the bits of `x` (of dtype `from`) as dtype `to`.
+    pub bitcast: fn(x: &str, from: DType, to: DType) -> String,
+    /// Type name of a scalar dtype; for a pointer dtype, the element type its buffer stores.
+    pub type_name: fn(DType) -> &'static str,
+    /// Suffixes of 64-bit signed and unsigned integer literals (`ll`/`ull` in C, `l`/`ul` in
+    /// OpenCL C).
+    pub int64_suffixes: (&'static str, &'static str),
+    /// Name of the math function `name` (`sqrt`, `exp2`, `log2`, `sin`, `trunc`) for `dt`.
+    pub math_fn: fn(name: &str, dt: DType) -> String,
 }
 
 /// The plain C dialect for the CPU device.
@@ -35,8 +46,73 @@ pub fn c_dialect() -> CDialect {
         barrier: "",
         special: |_, _| panic!("C has no GPU index builtins"),
         cpu_entry: true,
+        restrict: "restrict",
+        bitcast: |x, from, to| {
+            format!("({{{} __x = {x}; {} __y; memcpy(&__y, &__x, sizeof(__y)); __y;}})", c_type(from), c_type(to))
+        },
+        type_name: c_type,
+        int64_suffixes: ("ll", "ull"),
+        math_fn: c_math_fn,
     }
 }
+
+/// CUDA C++ for NVRTC: `extern "C" __global__` kernels, one thread per global index
+/// (`blockIdx*blockDim+threadIdx`), the same 16-bit float storage and conversions as C (as
+/// `__device__` functions). NVRTC has no standard headers: math functions and `memcpy` are
+/// built in, and the prelude defines `INFINITY`/`NAN`.
+pub fn cuda_dialect() -> CDialect {
+    CDialect {
+        kernel_prefix: "extern \"C\" __global__ ",
+        buffer_prefix: "",
+        prelude: CUDA_PRELUDE,
+        barrier: "__syncthreads();",
+        special: |kind, dim| {
+            let d = ["x", "y", "z"][dim as usize];
+            match kind {
+                SpecialKind::Global => format!("(blockIdx.{d}*blockDim.{d}+threadIdx.{d})"),
+                SpecialKind::Group => format!("blockIdx.{d}"),
+                SpecialKind::Local => format!("threadIdx.{d}"),
+            }
+        },
+        cpu_entry: false,
+        restrict: "__restrict__",
+        // NVRTC has no GNU statement expressions; a template helper from the prelude instead.
+        bitcast: |x, _, to| format!("__bitcast<{}>({x})", c_type(to)),
+        type_name: c_type,
+        int64_suffixes: ("ll", "ull"),
+        math_fn: c_math_fn,
+    }
+}
+
+const CUDA_PRELUDE: &str = r#"#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+template <class T, class F> __device__ __forceinline__ T __bitcast(F x) { T y; memcpy(&y, &x, sizeof(y)); return y; }
+/* f16 and bf16 are stored as 16-bit integers and computed in float (bit-exact with the C device). */
+__device__ __forceinline__ float __h2f(unsigned short h) {
+  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
+  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
+  return __uint_as_float(u);
+}
+__device__ __forceinline__ unsigned short __f2h(float f) {
+  unsigned int u = __float_as_uint(f);
+  unsigned int s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u);
+  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
+  if (a < 0x38800000u) return (unsigned short)(s | (unsigned int)rintf(__uint_as_float(a) * 16777216.0f));
+  return (unsigned short)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
+}
+__device__ __forceinline__ float __bf2f(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }
+__device__ __forceinline__ unsigned short __f2bf(float f) {
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"#;
 
 const C_PRELUDE: &str = r#"#include <math.h>
 #include <stdbool.h>
@@ -258,14 +334,7 @@ impl<'a> Render<'a> {
             Ops::WHERE => format!("({}?{}:{})", s[0], s[1], s[2]),
             Ops::MULACC => format!("(({}*{})+{})", s[0], s[1], s[2]),
             Ops::CAST => return c_cast(s[0], sdt, dt),
-            Ops::BITCAST => {
-                return format!(
-                    "({{{} __x = {}; {} __y; memcpy(&__y, &__x, sizeof(__y)); __y;}})",
-                    c_type(sdt),
-                    s[0],
-                    c_type(dt)
-                )
-            }
+            Ops::BITCAST => return (self.d.bitcast)(s[0], sdt, dt),
             op => panic!("C renderer: no rendering for {op:?}"),
         };
         // C computes small integer types in int; wrap back to the dtype's width.
@@ -293,7 +362,12 @@ impl<'a> Render<'a> {
                     let konst = if written.contains(u) { "" } else { "const " };
                     params.push((
                         i,
-                        format!("{}{konst}{}* restrict {nm}", self.d.buffer_prefix, c_type(u.dtype().base())),
+                        format!(
+                            "{}{konst}{}* {} {nm}",
+                            self.d.buffer_prefix,
+                            c_type(u.dtype().base()),
+                            self.d.restrict
+                        ),
                     ));
                     self.names.insert(u.clone(), nm);
                 }

@@ -32,8 +32,12 @@ impl Tensor {
         }
         let bufs = engine::realize(&uops)?;
         for (t, b) in tensors.iter().zip(bufs) {
-            let shape = t.shape();
-            t.set_uop(buffer_view(b, &shape));
+            let (old, shape) = (t.uop(), t.shape());
+            let view = buffer_view(b, &shape);
+            if !t.is_requires_grad() {
+                super::grad::remember_graph(&view, &old);
+            }
+            t.set_uop(view);
         }
         Ok(())
     }

@@ -2,12 +2,67 @@
 
 use super::{Tensor, TensorInner};
 use crate::gradient::compute_gradient;
-use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp};
+use crate::schedule::existing_buffer;
+use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
 use std::cell::Cell;
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 /// Tensors that asked for gradients (weak: the registry never keeps one alive).
 static GRAD_TENSORS: Mutex<Vec<Weak<RwLock<TensorInner>>>> = Mutex::new(Vec::new());
+
+/// Realized tensors and the graphs they were computed from, so that `backward()` still reaches
+/// the parameters behind a value that was read (printed, `to_vec`) before it. Keyed weakly by
+/// the buffer view that replaced the graph; only kept while some tensor requires grad.
+type Sources = Mutex<FxHashMap<usize, (WeakUOp, UOp)>>;
+static SOURCES: OnceLock<Sources> = OnceLock::new();
+
+fn sources() -> &'static Sources {
+    SOURCES.get_or_init(|| Mutex::new(FxHashMap::default()))
+}
+
+/// Records that `view` (a realized buffer) holds the value of `graph`.
+pub(crate) fn remember_graph(view: &UOp, graph: &UOp) {
+    // Assigns (optimizer updates) and detached values must not carry gradients back.
+    if matches!(graph.op(), Ops::ASSIGN | Ops::DETACH) || existing_buffer(graph).is_some() {
+        return;
+    }
+    let any_params = GRAD_TENSORS.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|w| w.strong_count() > 0);
+    if !any_params {
+        return;
+    }
+    let mut map = sources().lock().unwrap_or_else(|e| e.into_inner());
+    map.retain(|_, (w, _)| w.is_alive());
+    map.insert(view.id(), (view.downgrade(), graph.clone()));
+}
+
+/// `root` with every remembered realized value replaced by the graph it came from (except
+/// the targets themselves), so gradients flow through values that were realized early.
+fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
+    let map = sources().lock().unwrap_or_else(|e| e.into_inner());
+    if map.is_empty() {
+        return root.clone();
+    }
+    let mut root = root.clone();
+    // A remembered graph may itself contain realized values: repeat (bounded) until none.
+    for _ in 0..64 {
+        let mut sub: FxHashMap<UOp, UOp> = FxHashMap::default();
+        for n in root.toposort() {
+            if targets.contains(&n) {
+                continue;
+            }
+            if let Some((w, g)) = map.get(&n.id()) {
+                if w.upgrade().as_ref() == Some(&n) {
+                    sub.insert(n, g.clone());
+                }
+            }
+        }
+        if sub.is_empty() {
+            break;
+        }
+        root = root.substitute(&sub);
+    }
+    root
+}
 
 thread_local! {
     static NO_GRAD: Cell<usize> = const { Cell::new(0) };
@@ -100,7 +155,8 @@ impl Tensor {
             by_uop.entry(p.uop()).or_default().push(p);
         }
         let targets: FxHashSet<UOp> = by_uop.keys().cloned().collect();
-        let grads = compute_gradient(&self.uop(), &grad.cast(self.dtype()), &targets);
+        let root = with_sources(&self.uop(), &targets);
+        let grads = compute_gradient(&root, &grad.cast(self.dtype()), &targets);
         for (u, g) in grads {
             for t in &by_uop[&u] {
                 let g = g.cast(t.dtype());

@@ -1,0 +1,109 @@
+//! Optimizations act on loop ranges and never change results: random valid opt lists applied to
+//! real kernels give the same output as the unoptimized kernel.
+
+use ferrograd::codegen::get_program;
+use ferrograd::codegen::opts::{kernel_ranges, Opt, OptKind};
+use ferrograd::runtime::{get_device, DeviceMemory};
+use ferrograd::schedule::create_schedule;
+use ferrograd::tensor::ConvOpts;
+use ferrograd::uop::AxisType;
+use ferrograd::Tensor;
+use std::sync::Arc;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A random list of opts that is valid for the kernel (each amount divides its range).
+fn random_opts(ast: &ferrograd::UOp, rng: &mut Rng) -> Vec<Opt> {
+    let mut opts = Vec::new();
+    let mut ast = ast.clone();
+    for _ in 0..rng.below(4) + 1 {
+        let ranges = kernel_ranges(&ast);
+        if ranges.is_empty() {
+            break;
+        }
+        let axis = rng.below(ranges.len());
+        let r = &ranges[axis];
+        let size = r.range_size();
+        let divisors: Vec<i64> = (2..=size.min(8)).filter(|d| size % d == 0).collect();
+        if divisors.is_empty() {
+            continue;
+        }
+        let amount = divisors[rng.below(divisors.len())];
+        let reduce = r.range_arg().1.is_reduce();
+        let kind = match (reduce, rng.below(3)) {
+            (true, 0) => OptKind::Unroll,
+            (true, _) => OptKind::Split,
+            (false, 0) => OptKind::Upcast,
+            (false, 1)
+                if r.range_arg().1 == AxisType::Global && !opts.iter().any(|o: &Opt| o.kind == OptKind::Thread) =>
+            {
+                OptKind::Thread
+            }
+            (false, _) => OptKind::Split,
+        };
+        let o = Opt { kind, axis, amount };
+        ast = ferrograd::codegen::opts::apply_opts(&ast, &[o]);
+        opts.push(o);
+    }
+    opts
+}
+
+fn run(item: &ferrograd::schedule::ScheduleItem, opts: Option<&[Opt]>) -> Vec<f32> {
+    let dev = get_device("CPU").unwrap();
+    let spec = Arc::new(get_program(&item.ast, dev.renderer(), opts));
+    let prog = dev.compile(&[spec]).unwrap().remove(0);
+    let mems: Vec<&DeviceMemory> = item.bufs.iter().map(|b| b.memory().unwrap()).collect();
+    prog.launch(&mems, &[], false).unwrap();
+    let bytes = item.bufs[0].to_bytes().unwrap();
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+#[test]
+fn random_opts_never_change_results() {
+    Tensor::manual_seed(3);
+    let a = Tensor::randn([12, 8]).realize().unwrap();
+    let b = Tensor::randn([8, 6]).realize().unwrap();
+    let x = Tensor::randn([2, 3, 6, 6]).realize().unwrap();
+    let w = Tensor::randn([4, 3, 3, 3]).realize().unwrap();
+    let graphs = vec![
+        a.matmul(&b),
+        (a.exp() * 2.0 + 1.0).relu(),
+        a.sum_axis(1),
+        a.max_axis(0),
+        x.conv2d(&w, None, &ConvOpts::default().padding(1)),
+        (a.reshape([12, 1, 8]) * b.t().reshape([1, 6, 8])).sum_axis(2).softmax(1),
+    ];
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut tried = 0;
+    for (gi, g) in graphs.iter().enumerate() {
+        eprintln!("graph {gi}");
+        let sched = create_schedule(&[g.uop()]);
+        for item in &sched.items {
+            let want = run(item, Some(&[]));
+            for _ in 0..6 {
+                let opts = random_opts(&item.ast, &mut rng);
+                let got = run(item, Some(&opts));
+                for (i, (x, y)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (x - y).abs() <= 1e-5 + 1e-4 * y.abs(),
+                        "{}: opts {opts:?}: element {i} is {x}, unoptimized {y}",
+                        item.ast.toposort().len()
+                    );
+                }
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried >= 36);
+}
