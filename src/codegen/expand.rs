@@ -56,8 +56,10 @@ fn expand_unrolls(ast: &UOp) -> UOp {
 /// Replicates the stores that depend on an UPCAST range once per value of the range.
 fn expand_upcasts(ast: &UOp) -> UOp {
     let mut stores: Vec<UOp> = ast.src().to_vec();
-    let upcasts: Vec<UOp> =
+    // In id order, so the upcast applied last varies fastest among the replicated stores.
+    let mut upcasts: Vec<UOp> =
         ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Upcast).collect();
+    upcasts.sort_by_key(|r| r.range_arg().0);
     for r in &upcasts {
         stores = stores
             .into_iter()

@@ -1,8 +1,8 @@
 //! Hand-written optimization choices (used when no BEAM search result is cached):
 //! - THREAD: split the first output axis across the CPU's cores when there is enough work;
-//! - UPCAST: for reduce kernels, a register tile of up to 4x4 outputs over axes that some input
-//!   does not depend on (each loaded value is reused across the tile);
-//! - UNROLL: the innermost reduce axis, fully when short, else by 4.
+//! - UPCAST: for reduce kernels, a register tile of up to 64 or 128 outputs over the innermost output
+//!   axis and one other, chosen for the fewest loads per output;
+//! - UNROLL: a short innermost reduce axis, fully.
 
 use super::opts::{kernel_ranges, Opt, OptKind};
 use crate::renderer::Target;
@@ -33,47 +33,61 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
     }
 
     if !reduces.is_empty() {
-        // UPCAST: a register tile over up to two output axes (4 each), chosen to need the fewest
-        // loads per tile: a load that does not depend on an upcast axis is reused across it.
+        // UPCAST: a register tile over up to two output axes, at most 64 outputs. It always
+        // includes the innermost output axis when it can (stores and usually loads are
+        // contiguous along it, so the C compiler turns the tile into SIMD vectors), and picks
+        // the other axis and the amounts that need the fewest loads per output: a load that
+        // does not depend on an upcast axis is reused across it.
         let loads = load_ranges(ast);
-        let threaded = |r: &UOp| opts.iter().any(|o| o.kind == OptKind::Thread && o.axis == pos(r));
-        let candidates: Vec<UOp> = outputs
-            .iter()
-            .filter(|r| {
-                let size = r.range_size() / if threaded(r) { target.threads as i64 } else { 1 };
-                size % 4 == 0 && size >= 8
-            })
-            .cloned()
-            .collect();
-        let loads_for = |tile: &[&UOp]| -> usize {
-            loads.iter().map(|l| tile.iter().filter(|r| l.contains(r)).fold(1, |acc, _| acc * 4)).sum()
+        let size_of = |r: &UOp| {
+            let threaded = opts.iter().any(|o| o.kind == OptKind::Thread && o.axis == pos(r));
+            r.range_size() / if threaded { target.threads as i64 } else { 1 }
         };
-        let mut best: (f64, Vec<UOp>) = (loads.len() as f64, Vec::new());
-        for (i, a) in candidates.iter().enumerate() {
-            for tile in std::iter::once(vec![a]).chain(candidates[i + 1..].iter().map(|b| vec![a, b])) {
-                let outputs_in_tile = 4f64.powi(tile.len() as i32);
-                let per_output = loads_for(&tile) as f64 / outputs_in_tile;
-                if per_output < best.0 - 1e-9 || (per_output <= best.0 + 1e-9 && tile.len() > best.1.len()) {
-                    best = (per_output, tile.into_iter().cloned().collect());
+        let amounts = |r: &UOp| -> Vec<i64> { [16, 8, 4].into_iter().filter(|a| size_of(r) % a == 0).collect() };
+        let cost = |tile: &[(&UOp, i64)]| -> f64 {
+            let loads_needed: i64 =
+                loads.iter().map(|l| tile.iter().filter(|(r, _)| l.contains(r)).map(|(_, a)| a).product::<i64>()).sum();
+            loads_needed as f64 / tile.iter().map(|(_, a)| a).product::<i64>() as f64
+        };
+        // Larger tiles pay off when the reduce loop stays a loop; with a short, fully unrolled
+        // reduce (a convolution's kernel row) the body is already long.
+        let short_reduce = reduces.last().is_some_and(|r| r.range_size() <= 8);
+        let max_tile = if short_reduce { 64 } else { 128 };
+        let mut best: (f64, Vec<(UOp, i64)>) = (loads.len() as f64, Vec::new());
+        let inner = outputs.last().filter(|r| !amounts(r).is_empty());
+        let firsts: Vec<&UOp> = match inner {
+            Some(r) => vec![r],
+            None => outputs.iter().collect(),
+        };
+        for a in firsts {
+            // The widest amount on the first axis: that is the SIMD direction.
+            for &na in amounts(a).iter().take(1) {
+                let mut options: Vec<Vec<(&UOp, i64)>> = vec![vec![(a, na)]];
+                for b in outputs.iter().filter(|b| *b != a) {
+                    options.extend(amounts(b).into_iter().filter(|nb| na * nb <= max_tile).map(|nb| vec![(a, na), (b, nb)]));
+                }
+                for tile in options {
+                    let c = cost(&tile);
+                    let size: i64 = tile.iter().map(|(_, n)| n).product();
+                    let best_size: i64 = best.1.iter().map(|(_, n)| n).product();
+                    if c < best.0 - 1e-9 || (c <= best.0 + 1e-9 && size > best_size) {
+                        best = (c, tile.into_iter().map(|(r, n)| (r.clone(), n)).collect());
+                    }
                 }
             }
         }
-        let upcast = 4i64.pow(best.1.len() as u32);
-        for r in &best.1 {
-            opts.push(Opt { kind: OptKind::Upcast, axis: pos(r), amount: 4 });
+        let upcast: i64 = best.1.iter().map(|(_, n)| n).product();
+        // The SIMD axis goes last: the last upcast varies fastest in the expanded code, which is
+        // what lets the compiler pack neighbouring outputs into one vector.
+        for (r, n) in best.1.iter().rev() {
+            opts.push(Opt { kind: OptKind::Upcast, axis: pos(r), amount: *n });
         }
-        // UNROLL the innermost reduce axis.
+        // UNROLL a short innermost reduce axis (a convolution's kernel width) completely; long
+        // ones stay loops (unrolling them measured slower).
         let last = reduces.last().expect("a reduce axis");
         let n = last.range_size();
-        let amount = if n <= 8 {
-            n
-        } else if n % 4 == 0 {
-            4
-        } else {
-            1
-        };
-        if amount > 1 && amount * upcast <= 128 {
-            opts.push(Opt { kind: OptKind::Unroll, axis: pos(last), amount });
+        if n > 1 && n <= 8 && n * upcast <= 512 {
+            opts.push(Opt { kind: OptKind::Unroll, axis: pos(last), amount: n });
         }
     }
     opts

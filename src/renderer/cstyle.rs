@@ -114,6 +114,76 @@ __device__ __forceinline__ unsigned short __f2bf(float f) {
 }
 "#;
 
+/// OpenCL C 1.2: `__kernel` entry points with `__global` buffers, one work item per global
+/// index. The math builtins are overloaded (`sqrt`, not `sqrtf`), 64-bit integers are
+/// `long`/`ulong`, bool buffers hold `uchar` (no `bool` kernel arguments), and 16-bit floats
+/// are stored as `ushort` with the same conversions as C, written with `as_uint`/`as_float`.
+pub fn opencl_dialect() -> CDialect {
+    CDialect {
+        kernel_prefix: "__kernel ",
+        buffer_prefix: "__global ",
+        prelude: OPENCL_PRELUDE,
+        barrier: "barrier(CLK_LOCAL_MEM_FENCE);",
+        special: |kind, dim| match kind {
+            SpecialKind::Global => format!("(int)get_global_id({dim})"),
+            SpecialKind::Group => format!("(int)get_group_id({dim})"),
+            SpecialKind::Local => format!("(int)get_local_id({dim})"),
+        },
+        cpu_entry: false,
+        restrict: "restrict",
+        bitcast: |x, _, to| format!("as_{}({x})", opencl_type(to)),
+        type_name: opencl_type,
+        int64_suffixes: ("l", "ul"),
+        math_fn: |name, _| name.to_string(),
+    }
+}
+
+/// OpenCL C type name of a dtype; a pointer to bool is a `uchar` buffer (OpenCL C does not
+/// allow `bool` in kernel arguments), while bool values in registers stay `bool`.
+pub fn opencl_type(dt: DType) -> &'static str {
+    match dt.scalar {
+        Scalar::Bool if dt.ptr => "uchar",
+        Scalar::Bool => "bool",
+        Scalar::I8 => "char",
+        Scalar::I64 => "long",
+        Scalar::U8 => "uchar",
+        Scalar::U16 | Scalar::F16 | Scalar::BF16 => "ushort",
+        Scalar::U32 => "uint",
+        Scalar::U64 => "ulong",
+        _ => c_type(dt),
+    }
+}
+
+/// Doubles are an extension in OpenCL C 1.2: enabled where the device has it (a kernel using
+/// them fails to build elsewhere, with a message naming `double`). Contraction into FMA is off
+/// for the same results as the C device.
+const OPENCL_PRELUDE: &str = r#"#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#pragma OPENCL FP_CONTRACT OFF
+/* f16 and bf16 are stored as 16-bit integers and computed in float (bit-exact with the C device). */
+static inline float __h2f(ushort h) {
+  uint s = (uint)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
+  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
+  return as_float(u);
+}
+static inline ushort __f2h(float f) {
+  uint u = as_uint(f);
+  uint s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (ushort)(s | 0x7e00u);
+  if (a >= 0x477ff000u) return (ushort)(s | 0x7c00u);
+  if (a < 0x38800000u) return (ushort)(s | (uint)rint(as_float(a) * 16777216.0f));
+  return (ushort)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
+}
+static inline float __bf2f(ushort b) { return as_float((uint)b << 16); }
+static inline ushort __f2bf(float f) {
+  uint u = as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"#;
+
 const C_PRELUDE: &str = r#"#include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -171,11 +241,16 @@ pub fn c_type(dt: DType) -> &'static str {
 
 /// A C literal for a constant of `dt`.
 pub fn c_const(v: ConstValue, dt: DType) -> String {
+    literal(v, dt, c_type, ("ll", "ull"))
+}
+
+/// A literal for a constant of `dt`, with the dialect's type names and 64-bit suffixes.
+fn literal(v: ConstValue, dt: DType, type_name: fn(DType) -> &'static str, (ll, ull): (&str, &str)) -> String {
     match dt.scalar {
         Scalar::Bool => (if v.as_bool() { "1" } else { "0" }).to_string(),
         // 16-bit floats are stored as their bit patterns.
-        Scalar::F16 => format!("((unsigned short)0x{:04x})", half::f16::from_f64(v.as_f64()).to_bits()),
-        Scalar::BF16 => format!("((unsigned short)0x{:04x})", half::bf16::from_f64(v.as_f64()).to_bits()),
+        Scalar::F16 => format!("(({})0x{:04x})", type_name(dt), half::f16::from_f64(v.as_f64()).to_bits()),
+        Scalar::BF16 => format!("(({})0x{:04x})", type_name(dt), half::bf16::from_f64(v.as_f64()).to_bits()),
         Scalar::F32 | Scalar::F64 => {
             let f = v.as_f64();
             let suffix = if dt.scalar == Scalar::F64 { "" } else { "f" };
@@ -191,22 +266,22 @@ pub fn c_const(v: ConstValue, dt: DType) -> String {
             }
         }
         Scalar::I64 => match v.as_i64() {
-            i64::MIN => "(-9223372036854775807ll-1)".to_string(),
-            i => format!("{i}ll"),
+            i64::MIN => format!("(-9223372036854775807{ll}-1)"),
+            i => format!("{i}{ll}"),
         },
-        Scalar::U64 => format!("{}ull", v.as_i64() as u64),
+        Scalar::U64 => format!("{}{ull}", v.as_i64() as u64),
         Scalar::U32 => format!("{}u", v.as_i64() as u32),
         Scalar::I32 => match v.as_i64() {
             i if i == i32::MIN as i64 => "(-2147483647-1)".to_string(),
             i => i.to_string(),
         },
-        _ => format!("(({}){})", c_type(dt), v.as_i64()),
+        _ => format!("(({}){})", type_name(dt), v.as_i64()),
     }
 }
 
 /// Converts expression `x` of dtype `from` to `to` with C semantics, going through float for
 /// the 16-bit float types.
-fn c_cast(x: &str, from: DType, to: DType) -> String {
+fn c_cast(x: &str, from: DType, to: DType, type_name: fn(DType) -> &'static str) -> String {
     let as_float = match from.scalar {
         Scalar::F16 => format!("__h2f({x})"),
         Scalar::BF16 => format!("__bf2f({x})"),
@@ -216,11 +291,12 @@ fn c_cast(x: &str, from: DType, to: DType) -> String {
         Scalar::F16 => format!("__f2h((float)({as_float}))"),
         Scalar::BF16 => format!("__f2bf((float)({as_float}))"),
         Scalar::Bool => format!("({as_float}!=0)"),
-        _ => format!("(({})({as_float}))", c_type(to)),
+        _ => format!("(({})({as_float}))", type_name(to)),
     }
 }
 
-fn math_fn(name: &str, dt: DType) -> String {
+/// C's math functions: `sqrt` for double, `sqrtf` for float.
+fn c_math_fn(name: &str, dt: DType) -> String {
     if dt.scalar == Scalar::F64 {
         name.to_string()
     } else {
@@ -267,6 +343,11 @@ impl<'a> Render<'a> {
         }
     }
 
+    /// A literal in this dialect.
+    fn lit(&self, v: ConstValue, dt: DType) -> String {
+        literal(v, dt, self.d.type_name, self.d.int64_suffixes)
+    }
+
     fn fresh(&mut self, prefix: &'static str) -> String {
         let c = self.counters.entry(prefix).or_default();
         *c += 1;
@@ -296,12 +377,12 @@ impl<'a> Render<'a> {
         let expr = match u.op() {
             Ops::NEG if dt.is_bool() => format!("(!{})", s[0]),
             Ops::NEG => format!("(-{})", s[0]),
-            Ops::RECIP => format!("({}/{})", c_const(ConstValue::Float(1.0), dt), s[0]),
-            Ops::SQRT => format!("{}({})", math_fn("sqrt", dt), s[0]),
-            Ops::EXP2 => format!("{}({})", math_fn("exp2", dt), s[0]),
-            Ops::LOG2 => format!("{}({})", math_fn("log2", dt), s[0]),
-            Ops::SIN => format!("{}({})", math_fn("sin", dt), s[0]),
-            Ops::TRUNC => format!("{}({})", math_fn("trunc", dt), s[0]),
+            Ops::RECIP => format!("({}/{})", self.lit(ConstValue::Float(1.0), dt), s[0]),
+            Ops::SQRT => format!("{}({})", (self.d.math_fn)("sqrt", dt), s[0]),
+            Ops::EXP2 => format!("{}({})", (self.d.math_fn)("exp2", dt), s[0]),
+            Ops::LOG2 => format!("{}({})", (self.d.math_fn)("log2", dt), s[0]),
+            Ops::SIN => format!("{}({})", (self.d.math_fn)("sin", dt), s[0]),
+            Ops::TRUNC => format!("{}({})", (self.d.math_fn)("trunc", dt), s[0]),
             Ops::ADD => format!("({}+{})", s[0], s[1]),
             Ops::SUB => format!("({}-{})", s[0], s[1]),
             Ops::MUL => format!("({}*{})", s[0], s[1]),
@@ -333,13 +414,13 @@ impl<'a> Render<'a> {
             }
             Ops::WHERE => format!("({}?{}:{})", s[0], s[1], s[2]),
             Ops::MULACC => format!("(({}*{})+{})", s[0], s[1], s[2]),
-            Ops::CAST => return c_cast(s[0], sdt, dt),
+            Ops::CAST => return c_cast(s[0], sdt, dt, self.d.type_name),
             Ops::BITCAST => return (self.d.bitcast)(s[0], sdt, dt),
             op => panic!("C renderer: no rendering for {op:?}"),
         };
         // C computes small integer types in int; wrap back to the dtype's width.
         if matches!(dt.scalar, Scalar::I8 | Scalar::I16 | Scalar::U8 | Scalar::U16) && !u.op().is_comparison() {
-            format!("(({}){expr})", c_type(dt))
+            format!("(({}){expr})", (self.d.type_name)(dt))
         } else {
             expr
         }
@@ -365,7 +446,7 @@ impl<'a> Render<'a> {
                         format!(
                             "{}{konst}{}* {} {nm}",
                             self.d.buffer_prefix,
-                            c_type(u.dtype().base()),
+                            (self.d.type_name)(u.dtype()),
                             self.d.restrict
                         ),
                     ));
@@ -373,12 +454,12 @@ impl<'a> Render<'a> {
                 }
                 Ops::DEFINE_VAR => {
                     let Arg::Var(vname, _, _) = u.arg() else { unreachable!() };
-                    params.push((usize::MAX, format!("{} {vname}", c_type(u.dtype()))));
+                    params.push((usize::MAX, format!("{} {vname}", (self.d.type_name)(u.dtype()))));
                     self.names.insert(u.clone(), vname.to_string());
                 }
                 Ops::CONST => {
                     let c = u.const_value().expect("CONST without value");
-                    self.names.insert(u.clone(), c_const(c, u.dtype()));
+                    self.names.insert(u.clone(), self.lit(c, u.dtype()));
                 }
                 Ops::SPECIAL => {
                     let Arg::Special(kind, dim) = u.arg() else { unreachable!() };
@@ -396,7 +477,7 @@ impl<'a> Render<'a> {
                 }
                 Ops::DEFINE_REG => {
                     let nm = self.fresh("acc");
-                    self.line(&format!("{} {nm};", c_type(u.dtype())));
+                    self.line(&format!("{} {nm};", (self.d.type_name)(u.dtype())));
                     self.names.insert(u.clone(), nm);
                 }
                 Ops::RANGE if u.range_arg().1 == AxisType::Thread => {
@@ -412,7 +493,7 @@ impl<'a> Render<'a> {
                 Ops::RANGE => {
                     let nm = format!("ridx{}", u.range_arg().0);
                     let end = self.n(&u.src()[0]).to_owned();
-                    let ty = c_type(u.dtype());
+                    let ty = (self.d.type_name)(u.dtype());
                     self.line(&format!("for ({ty} {nm} = 0; {nm} < {end}; {nm}++) {{"));
                     self.depth += 1;
                     self.names.insert(u.clone(), nm);
@@ -443,11 +524,11 @@ impl<'a> Render<'a> {
                     }
                     let addr = self.n(src).to_owned();
                     let expr = match src.src().get(2) {
-                        Some(gate) => format!("({}?{addr}:{})", self.n(gate), c_const(ConstValue::Int(0), u.dtype())),
+                        Some(gate) => format!("({}?{addr}:{})", self.n(gate), self.lit(ConstValue::Int(0), u.dtype())),
                         None => addr,
                     };
                     let nm = self.fresh("val");
-                    self.line(&format!("{} {nm} = {expr};", c_type(u.dtype())));
+                    self.line(&format!("{} {nm} = {expr};", (self.d.type_name)(u.dtype())));
                     self.names.insert(u.clone(), nm);
                 }
                 Ops::STORE => {
@@ -468,7 +549,7 @@ impl<'a> Render<'a> {
                         self.names.insert(u.clone(), expr);
                     } else {
                         let nm = self.fresh("alu");
-                        self.line(&format!("{} {nm} = {expr};", c_type(u.dtype())));
+                        self.line(&format!("{} {nm} = {expr};", (self.d.type_name)(u.dtype())));
                         self.names.insert(u.clone(), nm);
                     }
                 }

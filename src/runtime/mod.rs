@@ -9,6 +9,10 @@ pub use interp::{InterpDevice, InterpProgram, InterpRenderer};
 pub use memory::HostMemory;
 pub mod buffer;
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 pub mod registry;
 pub mod threadpool;
 

@@ -5,10 +5,17 @@ use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Device kinds in the order `Device::default()` tries them.
+/// Device kinds in the order `Device::default()` tries them (a GPU first, when built in).
+#[cfg(all(feature = "cuda", feature = "opencl"))]
+pub const DEVICE_ORDER: &[&str] = &["CUDA", "CL", "CPU"];
+#[cfg(all(feature = "cuda", not(feature = "opencl")))]
+pub const DEVICE_ORDER: &[&str] = &["CUDA", "CPU"];
+#[cfg(all(not(feature = "cuda"), feature = "opencl"))]
+pub const DEVICE_ORDER: &[&str] = &["CL", "CPU"];
+#[cfg(not(any(feature = "cuda", feature = "opencl")))]
 pub const DEVICE_ORDER: &[&str] = &["CPU"];
-/// Every device name `DEV` accepts.
-pub const KNOWN_DEVICES: &[&str] = &["CPU", "INTERP"];
+/// Every device name `DEV` accepts (some need a cargo feature; opening says which).
+pub const KNOWN_DEVICES: &[&str] = &["CPU", "INTERP", "CUDA", "CL"];
 
 fn opened() -> &'static Mutex<HashMap<String, Arc<dyn Device>>> {
     static OPEN: OnceLock<Mutex<HashMap<String, Arc<dyn Device>>>> = OnceLock::new();
@@ -30,7 +37,33 @@ fn open(name: &str) -> Result<Arc<dyn Device>> {
     match kind {
         "CPU" => Ok(Arc::new(super::cpu::CpuDevice::new())),
         "INTERP" => Ok(Arc::new(super::interp::InterpDevice::new())),
+        #[cfg(feature = "cuda")]
+        "CUDA" => Ok(Arc::new(super::cuda::CudaDevice::open(name)?)),
+        #[cfg(not(feature = "cuda"))]
+        "CUDA" => Err(Error::DeviceUnavailable {
+            device: name.to_string(),
+            reason: "ferrograd was built without CUDA support; rebuild with `--features cuda`".into(),
+        }),
+        #[cfg(feature = "opencl")]
+        "CL" => Ok(Arc::new(super::opencl::ClDevice::open(name, device_index(name)?)?)),
+        #[cfg(not(feature = "opencl"))]
+        "CL" => Err(Error::DeviceUnavailable {
+            device: name.to_string(),
+            reason: "ferrograd was built without OpenCL support; rebuild with `--features opencl`".into(),
+        }),
         _ => Err(Error::UnknownDevice { name: name.to_string(), known: KNOWN_DEVICES.join(", ") }),
+    }
+}
+
+/// The `N` of a canonical name `KIND:N` (0 without one).
+#[cfg_attr(not(feature = "opencl"), allow(dead_code))]
+fn device_index(name: &str) -> Result<usize> {
+    match name.split_once(':') {
+        None => Ok(0),
+        Some((_, n)) => n.parse().map_err(|_| Error::UnknownDevice {
+            name: name.to_string(),
+            known: format!("{} (a device index is a number: `CL:1`)", KNOWN_DEVICES.join(", ")),
+        }),
     }
 }
 
