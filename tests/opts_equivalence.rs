@@ -76,7 +76,7 @@ fn random_opts_never_change_results() {
     let b = Tensor::randn([8, 6]).realize().unwrap();
     let x = Tensor::randn([2, 3, 6, 6]).realize().unwrap();
     let w = Tensor::randn([4, 3, 3, 3]).realize().unwrap();
-    let graphs = vec![
+    let graphs = [
         a.matmul(&b),
         (a.exp() * 2.0 + 1.0).relu(),
         a.sum_axis(1),
@@ -86,8 +86,7 @@ fn random_opts_never_change_results() {
     ];
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let mut tried = 0;
-    for (gi, g) in graphs.iter().enumerate() {
-        eprintln!("graph {gi}");
+    for g in &graphs {
         let sched = create_schedule(&[g.uop()]);
         for item in &sched.items {
             let want = run(item, Some(&[]));

@@ -35,6 +35,10 @@ pub struct CDialect {
     pub int64_suffixes: (&'static str, &'static str),
     /// Name of the math function `name` (`sqrt`, `exp2`, `log2`, `sin`, `trunc`) for `dt`.
     pub math_fn: fn(name: &str, dt: DType) -> String,
+    /// Whether 32/64-bit signed `+ - * neg <<` that may overflow (by range analysis) is computed
+    /// in the unsigned type, so it wraps. C gets wrapping from `-fwrapv`; OpenCL C has no such
+    /// option, and its compilers exploit signed overflow being undefined.
+    pub wrap_signed: bool,
 }
 
 /// The plain C dialect for the CPU device.
@@ -53,6 +57,7 @@ pub fn c_dialect() -> CDialect {
         type_name: c_type,
         int64_suffixes: ("ll", "ull"),
         math_fn: c_math_fn,
+        wrap_signed: false,
     }
 }
 
@@ -81,6 +86,7 @@ pub fn cuda_dialect() -> CDialect {
         type_name: c_type,
         int64_suffixes: ("ll", "ull"),
         math_fn: c_math_fn,
+        wrap_signed: false,
     }
 }
 
@@ -135,6 +141,7 @@ pub fn opencl_dialect() -> CDialect {
         type_name: opencl_type,
         int64_suffixes: ("l", "ul"),
         math_fn: |name, _| name.to_string(),
+        wrap_signed: true,
     }
 }
 
@@ -374,6 +381,11 @@ impl<'a> Render<'a> {
         let s: Vec<&str> = u.src().iter().map(|x| self.n(x)).collect();
         let dt = u.dtype();
         let sdt = u.src()[0].dtype();
+        if self.d.wrap_signed {
+            if let Some(e) = self.wrapping_expr(u, &s) {
+                return e;
+            }
+        }
         let expr = match u.op() {
             Ops::NEG if dt.is_bool() => format!("(!{})", s[0]),
             Ops::NEG => format!("(-{})", s[0]),
@@ -424,6 +436,46 @@ impl<'a> Render<'a> {
         } else {
             expr
         }
+    }
+
+    /// Signed 32/64-bit arithmetic that may overflow, computed in the unsigned type of the same
+    /// width (which wraps); `None` where range analysis shows it cannot overflow, so index
+    /// arithmetic keeps its plain (faster) form.
+    fn wrapping_expr(&self, u: &UOp, s: &[&str]) -> Option<String> {
+        let dt = u.dtype();
+        let unsigned = match dt.scalar {
+            Scalar::I32 if dt.is_scalar() => DType::U32,
+            Scalar::I64 if dt.is_scalar() => DType::U64,
+            _ => return None,
+        };
+        let (t, ut) = ((self.d.type_name)(dt), (self.d.type_name)(unsigned));
+        let iv = |i: usize| {
+            let (lo, hi) = u.src()[i].bounds();
+            (lo as i128, hi as i128)
+        };
+        let (lo, hi) = dt.int_range();
+        let fits = |(a, b): (i128, i128)| lo <= a && b <= hi;
+        let (safe, expr) = match u.op() {
+            Ops::ADD => (fits((iv(0).0 + iv(1).0, iv(0).1 + iv(1).1)), format!("({ut}){}+({ut}){}", s[0], s[1])),
+            Ops::SUB => (fits((iv(0).0 - iv(1).1, iv(0).1 - iv(1).0)), format!("({ut}){}-({ut}){}", s[0], s[1])),
+            Ops::MUL => {
+                let (a, b) = (iv(0), iv(1));
+                let p = [a.0 * b.0, a.0 * b.1, a.1 * b.0, a.1 * b.1];
+                let range = (*p.iter().min().unwrap_or(&0), *p.iter().max().unwrap_or(&0));
+                (fits(range), format!("({ut}){}*({ut}){}", s[0], s[1]))
+            }
+            Ops::NEG => (fits((-iv(0).1, -iv(0).0)), format!("-({ut}){}", s[0])),
+            Ops::SHL => match u.src()[1].as_int() {
+                Some(k) if k >= 0 && (k as u32) < dt.bits() => {
+                    // Shifting a negative value is undefined too.
+                    let a = iv(0);
+                    (a.0 >= 0 && fits((a.0 << k, a.1 << k)), format!("({ut}){}<<{}", s[0], s[1]))
+                }
+                _ => (false, format!("({ut}){}<<({}&{})", s[0], s[1], dt.bits() - 1)),
+            },
+            _ => return None,
+        };
+        (!safe).then(|| format!("(({t})({expr}))"))
     }
 
     fn run(mut self, name: &str) -> String {
