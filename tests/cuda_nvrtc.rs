@@ -52,7 +52,10 @@ fn nvrtc_compiles_every_generated_kernel() {
                 }
                 for arch in ["sm_90", "sm_80"] {
                     let out = nvrtc_compile(&spec.src, arch).unwrap_or_else(|log| {
-                        panic!("{}: kernel {} ({arch}) rejected by NVRTC:\n{log}\nsource:\n{}", case.name, spec.name, spec.src)
+                        panic!(
+                            "{}: kernel {} ({arch}) rejected by NVRTC:\n{log}\nsource:\n{}",
+                            case.name, spec.name, spec.src
+                        )
                     });
                     let entry = format!(".entry {}(", spec.name);
                     assert!(out.ptx.contains(&entry), "{}: no `{entry}` in the PTX:\n{}", case.name, out.ptx);

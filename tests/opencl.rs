@@ -120,6 +120,10 @@ fn dialect_renders_opencl_c() {
     let f = load(&index(&m, &i));
     let root = alu(Ops::SQRT, &[&alu(Ops::EXP2, &[&f])]);
     let cmp = alu(Ops::CMPLT, &[&lo, &root.cast(DType::I64)]);
+    // Index arithmetic that cannot overflow stays plain.
+    let j = &(&i * 4) + 3;
+    let f2 = load(&index(&m, &j));
+    let cmp = alu(Ops::AND, &[&cmp, &alu(Ops::CMPLT, &[&f2, &f])]);
     let src = r.render("k", &program(&[store(&index(&o, &i), &cmp)]));
     for want in [
         "__kernel void k(",
@@ -131,10 +135,13 @@ fn dialect_renders_opencl_c() {
         "(-9223372036854775807l-1)",
         "sqrt(exp2(",
         "cl_khr_fp64",
+        // Signed arithmetic that may overflow wraps through the unsigned type.
+        "((long)((ulong)",
+        "data2[((alu",
     ] {
         assert!(src.contains(want), "missing {want:?} in:\n{src}");
     }
-    for bad in ["long long", "sqrtf", "exp2f", "#include", "memcpy", "bool*"] {
+    for bad in ["long long", "sqrtf", "exp2f", "#include", "memcpy", "bool*", "(uint)"] {
         assert!(!src.contains(bad), "unexpected {bad:?} in:\n{src}");
     }
     // No C99 `ll`/`ull` literal suffixes (not OpenCL C).
@@ -502,6 +509,14 @@ fn tensor_dtypes_on_cl() {
         let t = Tensor::from_slice(&xs);
         let got = (&t * 3 + 5).to_vec::<i64>().unwrap();
         assert_eq!(got, xs.iter().map(|x| x * 3 + 5).collect::<Vec<_>>());
+
+        // Signed overflow wraps, as on the other devices.
+        let w = Tensor::from_slice(&[i32::MAX, i32::MIN, 65536]);
+        assert_eq!((&w + 1).to_vec::<i32>().unwrap(), vec![i32::MIN, i32::MIN + 1, 65537]);
+        assert_eq!((&w * &w).to_vec::<i32>().unwrap()[2], 0);
+        let big = Tensor::from_slice(&[i64::MAX, -5, 1 << 62]);
+        let got = (&big + i64::MIN).to_vec::<i64>().unwrap();
+        assert_eq!(got, vec![-1, i64::MAX - 4, (1i64 << 62).wrapping_add(i64::MIN)]);
 
         // Comparisons to bool tensors, and where.
         let fs = data(33, 3);

@@ -94,6 +94,15 @@ pub fn gpu_arch(cc: (i32, i32)) -> String {
     }
 }
 
+/// The message of a caught panic (cudarc panics on a missing library function).
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    match (payload.downcast_ref::<String>(), payload.downcast_ref::<&str>()) {
+        (Some(s), _) => s.clone(),
+        (_, Some(s)) => s.to_string(),
+        _ => "panic inside cudarc".into(),
+    }
+}
+
 /// What NVRTC made of one source.
 pub struct Compiled {
     pub ptx: String,
@@ -138,7 +147,9 @@ pub fn nvrtc_compile(src: &str, arch: &str) -> std::result::Result<Compiled, Str
         let cubin = if arch.starts_with("sm_") {
             let mut size = 0usize;
             // SAFETY: as above; `size` is valid for writes.
-            unsafe { rtc_sys::nvrtcGetCUBINSize(prog.0, &mut size) }.result().map_err(|e| format!("nvrtcGetCUBINSize: {e}"))?;
+            unsafe { rtc_sys::nvrtcGetCUBINSize(prog.0, &mut size) }
+                .result()
+                .map_err(|e| format!("nvrtcGetCUBINSize: {e}"))?;
             let mut bin = vec![0u8; size];
             // SAFETY: `bin` has the `size` bytes NVRTC writes.
             unsafe { rtc_sys::nvrtcGetCUBIN(prog.0, bin.as_mut_ptr() as *mut c_char) }
@@ -150,7 +161,8 @@ pub fn nvrtc_compile(src: &str, arch: &str) -> std::result::Result<Compiled, Str
         };
         Ok(Compiled { ptx: c_chars_to_string(&ptx), cubin })
     };
-    catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|_| Err("NVRTC panicked (library incomplete?)".into()))
+    catch_unwind(AssertUnwindSafe(run))
+        .unwrap_or_else(|p| Err(format!("the NVRTC library is incomplete or too old ({})", panic_text(p.as_ref()))))
 }
 
 /// The code generator's view of a CUDA GPU with typical limits (the device refines them).
@@ -279,8 +291,10 @@ impl Program for CudaProgram {
         // `ptrs` and `slots` live until cuLaunchKernel returns (it copies the values). The
         // kernel stays inside the buffers the scheduler sized for it, and the grid and block
         // were checked against the device limits when the program was made.
-        unsafe { drv::launch_kernel(self.func.cu_function(), (g[0], g[1], g[2]), (b[0], b[1], b[2]), 0, stream, &mut params) }
-            .map_err(|e| err("cuLaunchKernel", e))?;
+        unsafe {
+            drv::launch_kernel(self.func.cu_function(), (g[0], g[1], g[2]), (b[0], b[1], b[2]), 0, stream, &mut params)
+        }
+        .map_err(|e| err("cuLaunchKernel", e))?;
         match events {
             Some((start, end)) => {
                 // SAFETY (all three): live events of this context; `end` is recorded after the
@@ -320,7 +334,9 @@ impl CudaDevice {
         let unavailable = |reason: String| Error::DeviceUnavailable { device: name.to_string(), reason };
         let ordinal: usize = match name.split_once(':') {
             None => 0,
-            Some((_, n)) => n.parse().map_err(|_| unavailable(format!("`{n}` is not a device number (CUDA:0, CUDA:1, ...)")))?,
+            Some((_, n)) => {
+                n.parse().map_err(|_| unavailable(format!("`{n}` is not a device number (CUDA:0, CUDA:1, ...)")))?
+            }
         };
         if !driver_available() {
             return Err(unavailable(NO_DRIVER.to_string()));
@@ -329,7 +345,9 @@ impl CudaDevice {
             return Err(unavailable(NO_NVRTC.to_string()));
         }
         let opened = catch_unwind(move || -> std::result::Result<_, String> {
-            drv::init().map_err(|e| format!("cuInit failed ({e}); is there an NVIDIA GPU and a working driver (nvidia-smi)?"))?;
+            drv::init().map_err(|e| {
+                format!("cuInit failed ({e}); is there an NVIDIA GPU and a working driver (nvidia-smi)?")
+            })?;
             let count = drv::device::get_count().map_err(|e| format!("cuDeviceGetCount: {e}"))?;
             if ordinal >= count.max(0) as usize {
                 return Err(format!("device {ordinal} asked for, but this machine has {count} CUDA device(s)"));
@@ -359,7 +377,12 @@ impl CudaDevice {
         });
         let (ctx, cc, limits, gpu) = match opened {
             Ok(r) => r.map_err(unavailable)?,
-            Err(_) => return Err(unavailable("the CUDA driver library is incomplete or too old (see the panic message above)".into())),
+            Err(payload) => {
+                let why = panic_text(payload.as_ref());
+                return Err(unavailable(format!(
+                    "the CUDA driver library is incomplete or too old ({why}); update the NVIDIA driver"
+                )));
+            }
         };
         let arch = gpu_arch(cc);
         if debug_level() >= 1 {
@@ -437,7 +460,11 @@ impl CudaDevice {
                 Err(cubin_err) => match self.load(ptx.clone(), &spec.name) {
                     Ok(f) => (f, ptx),
                     Err(ptx_err) => {
-                        return Err(self.compile_fail(&spec.name, format!("CUBIN: {cubin_err}; PTX: {ptx_err}"), &spec.src))
+                        return Err(self.compile_fail(
+                            &spec.name,
+                            format!("CUBIN: {cubin_err}; PTX: {ptx_err}"),
+                            &spec.src,
+                        ))
                     }
                 },
             },
@@ -503,7 +530,8 @@ impl Device for CudaDevice {
         if bytes == 0 {
             return Ok(DeviceMemory { bytes, inner: Box::new(CudaMemory { ptr: 0, ctx }) });
         }
-        let other = |what: &str, e: drv::DriverError| Error::Other(format!("{}: {what} of {bytes} bytes: {e}", self.name));
+        let other =
+            |what: &str, e: drv::DriverError| Error::Other(format!("{}: {what} of {bytes} bytes: {e}", self.name));
         ctx.bind_to_thread().map_err(|e| other("binding the context", e))?;
         // SAFETY: the context is current on this thread; the new allocation is owned by the
         // returned CudaMemory, which frees it once.
@@ -523,7 +551,12 @@ impl Device for CudaDevice {
 
     fn copy_in(&self, dst: &DeviceMemory, src: &[u8]) -> Result<()> {
         if src.len() != dst.bytes {
-            return Err(Error::Other(format!("{}: copy_in of {} bytes into a buffer of {}", self.name, src.len(), dst.bytes)));
+            return Err(Error::Other(format!(
+                "{}: copy_in of {} bytes into a buffer of {}",
+                self.name,
+                src.len(),
+                dst.bytes
+            )));
         }
         if src.is_empty() {
             return Ok(());
@@ -532,12 +565,18 @@ impl Device for CudaDevice {
         self.ctx.bind_to_thread().map_err(|e| Error::Other(format!("{}: {e}", self.name)))?;
         // SAFETY: `mem.ptr` is an allocation of `dst.bytes == src.len()` bytes in this context;
         // the synchronous copy reads `src` before returning and is ordered after earlier kernels.
-        unsafe { drv::memcpy_htod_sync(mem.ptr, src) }.map_err(|e| Error::Other(format!("{}: copy to device: {e}", self.name)))
+        unsafe { drv::memcpy_htod_sync(mem.ptr, src) }
+            .map_err(|e| Error::Other(format!("{}: copy to device: {e}", self.name)))
     }
 
     fn copy_out(&self, src: &DeviceMemory, dst: &mut [u8]) -> Result<()> {
         if dst.len() != src.bytes {
-            return Err(Error::Other(format!("{}: copy_out of a {}-byte buffer into {} bytes", self.name, src.bytes, dst.len())));
+            return Err(Error::Other(format!(
+                "{}: copy_out of a {}-byte buffer into {} bytes",
+                self.name,
+                src.bytes,
+                dst.len()
+            )));
         }
         if dst.is_empty() {
             return Ok(());
@@ -546,7 +585,8 @@ impl Device for CudaDevice {
         self.ctx.bind_to_thread().map_err(|e| Error::Other(format!("{}: {e}", self.name)))?;
         // SAFETY: as in copy_in; the copy waits for the kernels before it and fills `dst`
         // completely before returning. An earlier kernel's fault shows up here as an error.
-        unsafe { drv::memcpy_dtoh_sync(dst, mem.ptr) }.map_err(|e| Error::Other(format!("{}: copy from device: {e}", self.name)))
+        unsafe { drv::memcpy_dtoh_sync(dst, mem.ptr) }
+            .map_err(|e| Error::Other(format!("{}: copy from device: {e}", self.name)))
     }
 
     fn renderer(&self) -> &dyn Renderer {
@@ -575,9 +615,14 @@ impl Device for CudaDevice {
         let built: Vec<Result<Vec<(String, CudaFunction)>>> = std::thread::scope(|s| {
             let handles: Vec<_> = todo
                 .chunks(chunk)
-                .map(|part| s.spawn(move || part.iter().map(|(k, spec)| Ok((k.clone(), self.build(k, spec)?))).collect()))
+                .map(|part| {
+                    s.spawn(move || part.iter().map(|(k, spec)| Ok((k.clone(), self.build(k, spec)?))).collect())
+                })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("CUDA compiler thread panicked".into())))).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("CUDA compiler thread panicked".into()))))
+                .collect()
         });
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         for part in built {

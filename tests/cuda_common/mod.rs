@@ -65,9 +65,7 @@ pub fn cases() -> Vec<Case> {
         },
         Case {
             name: "matmul",
-            build: || {
-                vec![t(6, &[65, 48]).matmul(&t(7, &[48, 33])), t(8, &[4, 16, 8]).matmul(&t(9, &[4, 8, 12]))]
-            },
+            build: || vec![t(6, &[65, 48]).matmul(&t(7, &[48, 33])), t(8, &[4, 16, 8]).matmul(&t(9, &[4, 8, 12]))],
         },
         Case {
             name: "conv",

@@ -1,0 +1,100 @@
+"""The work of `cargo run --release --example bench`, run through NumPy, PyTorch and tinygrad, then
+one table: each benchmark, ferrograd, each peer, and ferrograd's ratio to the best peer and to
+the machine limit (FMA peak for compute, STREAM triad for memory). Run by bench/peers.sh."""
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def best_of(reps, f):
+    f()
+    best = float("inf")
+    for _ in range(reps):
+        t = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def numpy_bench():
+    import numpy as np
+    out = {}
+    for n in (256, 512, 1024, 2048):
+        a, b = np.random.rand(n, n).astype(np.float32), np.random.rand(n, n).astype(np.float32)
+        out[f"matmul {n}x{n}x{n} f32"] = 2 * n**3 / best_of(3, lambda: a @ b) / 1e9
+    n = 16 << 20
+    a, b, c = (np.random.rand(n).astype(np.float32) for _ in range(3))
+    out["((a*b+c).relu()*2).sum() 16M f32"] = 12 * n / best_of(3, lambda: (np.maximum(a * b + c, 0) * 2).sum()) / 1e9
+    return out
+
+
+def torch_bench():
+    import torch
+    torch.set_grad_enabled(False)
+    out = {}
+    for n in (256, 512, 1024, 2048):
+        a, b = torch.rand(n, n), torch.rand(n, n)
+        out[f"matmul {n}x{n}x{n} f32"] = 2 * n**3 / best_of(3, lambda: a @ b) / 1e9
+    x, w = torch.rand(64, 32, 28, 28), torch.rand(64, 32, 3, 3)
+    conv = torch.nn.functional.conv2d
+    out["conv2d 64x32x28x28 * 64x32x3x3 f32"] = 2 * 64 * 64 * 26 * 26 * 32 * 9 / best_of(3, lambda: conv(x, w)) / 1e9
+    n = 16 << 20
+    a, b, c = torch.rand(n), torch.rand(n), torch.rand(n)
+    out["((a*b+c).relu()*2).sum() 16M f32"] = 12 * n / best_of(3, lambda: ((a * b + c).relu() * 2).sum()) / 1e9
+    return out
+
+
+def tinygrad_bench():
+    from tinygrad import Tensor
+    out = {}
+    for n in (256, 512, 1024, 2048):
+        a, b = Tensor.rand(n, n).realize(), Tensor.rand(n, n).realize()
+        out[f"matmul {n}x{n}x{n} f32"] = 2 * n**3 / best_of(3, lambda: (a @ b).realize()) / 1e9
+    x, w = Tensor.rand(64, 32, 28, 28).realize(), Tensor.rand(64, 32, 3, 3).realize()
+    out["conv2d 64x32x28x28 * 64x32x3x3 f32"] = 2 * 64 * 64 * 26 * 26 * 32 * 9 / best_of(3, lambda: x.conv2d(w).realize()) / 1e9
+    n = 16 << 20
+    a, b, c = (Tensor.rand(n).realize() for _ in range(3))
+    out["((a*b+c).relu()*2).sum() 16M f32"] = 12 * n / best_of(3, lambda: ((a * b + c).relu() * 2).sum().realize()) / 1e9
+    return out
+
+
+def ferrograd_bench():
+    res = subprocess.run(["cargo", "run", "--release", "-q", "--example", "bench"], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = {}
+    for line in res.stdout.splitlines():
+        m = re.match(r"^(.*?)\s+([\d.]+) (GFLOP/s|GB/s)$", line)
+        if m:
+            out[m.group(1).strip()] = float(m.group(2))
+    return out
+
+
+def main():
+    fg = ferrograd_bench()
+    peers = {}
+    for name, fn in (("numpy", numpy_bench), ("torch", torch_bench), ("tinygrad", tinygrad_bench)):
+        try:
+            peers[name] = fn()
+        except Exception as e:  # a peer that fails to run is reported, not fatal
+            print(f"{name}: failed ({e})", file=sys.stderr)
+            peers[name] = {}
+    peak, triad = fg.get("FMA peak, all cores"), fg.get("STREAM triad 16M f32, all cores")
+    names = [k for k in fg if not k.startswith(("STREAM", "FMA"))]
+    cols = ["ferrograd"] + list(peers) + ["vs best peer", "vs limit"]
+    print(f"{'benchmark':<40}" + "".join(f"{c:>14}" for c in cols))
+    for k in names:
+        vals = [peers[p].get(k) for p in peers]
+        best = max((v for v in vals if v), default=None)
+        limit = triad if "GB" in k or "sum" in k else peak
+        row = [fg[k]] + vals + [fg[k] / best if best else None, fg[k] / limit if limit else None]
+        print(f"{k:<40}" + "".join(f"{v:>14.2f}" if v is not None else f"{'-':>14}" for v in row))
+    for k in ("STREAM copy 16M f32, all cores", "STREAM triad 16M f32, all cores", "FMA peak, all cores"):
+        if k in fg:
+            print(f"{k:<40}{fg[k]:>14.1f}")
+
+
+if __name__ == "__main__":
+    main()
