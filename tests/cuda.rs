@@ -199,7 +199,7 @@ fn cuda_launch_reports_time_and_bad_source_is_a_compile_error() {
     let sched = create_schedule(&[(&a + &b).uop()]);
     let item = &sched.items[0];
     let spec = std::sync::Arc::new(get_program(&item.ast, dev.renderer(), None));
-    let prog = dev.compile(&[spec.clone()]).unwrap().remove(0);
+    let prog = dev.compile(std::slice::from_ref(&spec)).unwrap().remove(0);
     let mems: Vec<_> = item.bufs.iter().map(|b| b.memory().unwrap()).collect();
     let secs = prog.launch(&mems, &[], true).unwrap();
     assert!(secs > 0.0 && secs < 1.0, "{secs}");

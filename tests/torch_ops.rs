@@ -17,6 +17,12 @@ use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use torch::{CaseFn, GROUPS, KNOWN_FAILURES, SKIPS};
 
+/// `DEV` when it names a device other than CPU and INTERP (`DEV=CL cargo test --features opencl`):
+/// then the whole suite runs once more, on that device only.
+fn other_dev() -> Option<String> {
+    std::env::var("DEV").ok().filter(|d| !d.is_empty() && !matches!(d.to_uppercase().as_str(), "CPU" | "INTERP"))
+}
+
 /// One #[test] per group and device, named `<group>::cpu` and `<group>::interp`. Every group of
 /// `torch::GROUPS` must be listed here (checked by `every_group_has_tests`).
 macro_rules! group_tests {
@@ -26,11 +32,13 @@ macro_rules! group_tests {
             mod $group {
                 #[test]
                 fn cpu() {
-                    crate::run_group(stringify!($group), "CPU");
+                    crate::run_group(stringify!($group), &crate::other_dev().unwrap_or_else(|| "CPU".into()));
                 }
                 #[test]
                 fn interp() {
-                    crate::run_group(stringify!($group), "INTERP");
+                    if crate::other_dev().is_none() {
+                        crate::run_group(stringify!($group), "INTERP");
+                    }
                 }
             }
         )*

@@ -13,10 +13,17 @@ pub const DEVICES: [&str; 2] = ["CPU", "INTERP"];
 pub const ATOL: f64 = 1e-6;
 pub const RTOL: f64 = 1e-3;
 
-/// Runs `f` once per device with that device as the default for new tensors.
+/// Runs `f` once per device with that device as the default for new tensors: CPU and INTERP,
+/// or only `DEV` when it names another device (`DEV=CL cargo test --features opencl`).
 pub fn for_each_device(f: impl Fn(&str)) {
-    for dev in DEVICES {
-        with_default_device(dev, || f(dev));
+    let other = std::env::var("DEV").ok().filter(|d| !d.is_empty() && !DEVICES.contains(&d.to_uppercase().as_str()));
+    match other {
+        Some(dev) => with_default_device(&dev, || f(&dev)),
+        None => {
+            for dev in DEVICES {
+                with_default_device(dev, || f(dev));
+            }
+        }
     }
 }
 

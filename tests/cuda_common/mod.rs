@@ -52,7 +52,7 @@ pub fn cases() -> Vec<Case> {
                     a.lt(&b).where_(&a, &b),
                     a.tanh(),
                     a.gelu(),
-                    a.div(&b.abs().add(0.5)),
+                    a.div(b.abs().add(0.5)),
                 ]
             },
         },
