@@ -87,7 +87,7 @@ fn run(dev: &dyn Device, spec: Arc<ProgramSpec>, data: &[Vec<u8>], vals: &[i64])
     for (m, d) in mems.iter().zip(data) {
         dev.copy_in(m, d).unwrap();
     }
-    let progs = dev.compile(&[spec.clone()]).unwrap_or_else(|e| panic!("{e}\n{}", spec.src));
+    let progs = dev.compile(std::slice::from_ref(&spec)).unwrap_or_else(|e| panic!("{e}\n{}", spec.src));
     let refs: Vec<&DeviceMemory> = mems.iter().collect();
     let secs = progs[0].launch(&refs, vals, true).unwrap();
     assert!(secs >= 0.0);
@@ -254,7 +254,11 @@ fn math_builtins_match_rust() {
         for (j, (&got, &x)) in values::<f32>(&res[k]).iter().zip(&xs).enumerate() {
             let want = f(x as f64);
             // OpenCL allows a few ulp for exp2/log2/sin; sqrt and trunc are exact here.
-            assert!((got as f64 - want).abs() <= 1e-6 + 6e-7 * want.abs(), "{:?}({x}) = {got}, want {want} [{j}]", ops[k]);
+            assert!(
+                (got as f64 - want).abs() <= 1e-6 + 6e-7 * want.abs(),
+                "{:?}({x}) = {got}, want {want} [{j}]",
+                ops[k]
+            );
         }
     }
 }
@@ -263,7 +267,8 @@ fn math_builtins_match_rust() {
 fn f16_and_bf16_round_trip() {
     let Some(dev) = cl() else { return };
     let n = 128usize;
-    let (oh, ob, ih, ib) = (global(0, DType::F16), global(1, DType::BF16), global(2, DType::F16), global(3, DType::BF16));
+    let (oh, ob, ih, ib) =
+        (global(0, DType::F16), global(1, DType::BF16), global(2, DType::F16), global(3, DType::BF16));
     let i = gid(n as i64);
     let two = UOp::float(DType::F32, 2.0);
     let h = &load(&index(&ih, &i)).cast(DType::F32) * &two;
@@ -323,8 +328,13 @@ fn i64_and_u64_math() {
 fn bool_buffers_store_and_load() {
     let Some(dev) = cl() else { return };
     let n = 50usize;
-    let (o, o2, a, b, m) =
-        (global(0, DType::BOOL), global(1, DType::F32), global(2, DType::F32), global(3, DType::F32), global(4, DType::BOOL));
+    let (o, o2, a, b, m) = (
+        global(0, DType::BOOL),
+        global(1, DType::F32),
+        global(2, DType::F32),
+        global(3, DType::F32),
+        global(4, DType::BOOL),
+    );
     let i = gid(n as i64);
     let (x, y) = (load(&index(&a, &i)), load(&index(&b, &i)));
     let lt = alu(Ops::CMPLT, &[&x, &y]);
@@ -532,8 +542,7 @@ fn tensor_dtypes_on_cl() {
         // f16 storage: cast down, compute, cast back.
         let h = f.cast(DType::F16);
         let got = (&h * 3.0).cast(DType::F32).to_vec::<f32>().unwrap();
-        let want: Vec<f32> =
-            fs.iter().map(|&x| f16::from_f32(f16::from_f32(x).to_f32() * 3.0).to_f32()).collect();
+        let want: Vec<f32> = fs.iter().map(|&x| f16::from_f32(f16::from_f32(x).to_f32() * 3.0).to_f32()).collect();
         assert_eq!(got, want);
 
         // A sum of f16 values.

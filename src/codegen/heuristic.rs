@@ -64,7 +64,9 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
             for &na in amounts(a).iter().take(1) {
                 let mut options: Vec<Vec<(&UOp, i64)>> = vec![vec![(a, na)]];
                 for b in outputs.iter().filter(|b| *b != a) {
-                    options.extend(amounts(b).into_iter().filter(|nb| na * nb <= max_tile).map(|nb| vec![(a, na), (b, nb)]));
+                    options.extend(
+                        amounts(b).into_iter().filter(|nb| na * nb <= max_tile).map(|nb| vec![(a, na), (b, nb)]),
+                    );
                 }
                 for tile in options {
                     let c = cost(&tile);

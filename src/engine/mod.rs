@@ -1,5 +1,6 @@
 //! Engine: realize a set of tensor nodes — schedule, compile (cached, batched), run, free.
 
+pub mod beam;
 pub mod jit;
 
 use crate::codegen::{get_program, ProgramSpec};
@@ -61,7 +62,10 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
             if debug_level() >= 5 {
                 eprintln!("{}", crate::uop::print::format_graph(ast));
             }
-            let spec = get_program(ast, device.renderer(), None);
+            let beam = crate::helpers::getenv_int("BEAM", 0);
+            let opts =
+                if beam > 0 { beam::beam_search(ast, &items[i].bufs, device.as_ref(), beam as usize)? } else { None };
+            let spec = get_program(ast, device.renderer(), opts.as_deref());
             if debug_level() >= 3 {
                 eprintln!("{}: opts {:?}", spec.name, spec.opts);
             }

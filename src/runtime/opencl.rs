@@ -138,9 +138,9 @@ impl Program for ClProgram {
             .bufs
             .iter()
             .map(|&i| {
-                let m = bufs.get(i).ok_or_else(|| {
-                    self.launch_err(format!("buffer {i} missing ({} buffers given)", bufs.len()))
-                })?;
+                let m = bufs
+                    .get(i)
+                    .ok_or_else(|| self.launch_err(format!("buffer {i} missing ({} buffers given)", bufs.len())))?;
                 let m = m.inner.downcast_ref::<ClMemory>().ok_or_else(|| {
                     self.launch_err(format!("buffer {i} is not OpenCL memory of {}", self.shared.name))
                 })?;
@@ -239,12 +239,11 @@ impl ClDevice {
         let local_max: [usize; 3] = std::array::from_fn(|d| item_sizes.get(d).copied().unwrap_or(1).max(1));
         let extensions = info.extensions().unwrap_or_default();
         let supports_f64 = extensions.split_whitespace().any(|x| x == "cl_khr_fp64");
+        // The device name and 16-bit floats computed in f32 as on the CPU; the rest is the GPU's.
         let target = Target {
-            device: name.to_string(),
             has_local: true,
             has_threads: false,
             threads: 1,
-            native_half: false,
             supports_f64,
             // SPECIAL indices are `int` in the rendered source.
             global_max: [i32::MAX as usize; 3],
@@ -285,11 +284,8 @@ impl ClDevice {
 
     /// Builds one kernel's source with the driver.
     fn build(&self, spec: &ProgramSpec) -> Result<BuiltKernel> {
-        let fail = |message: String| Error::Compile {
-            device: self.shared.name.clone(),
-            kernel: spec.name.clone(),
-            message,
-        };
+        let fail =
+            |message: String| Error::Compile { device: self.shared.name.clone(), kernel: spec.name.clone(), message };
         let with_source = |mut message: String| {
             if debug_level() >= 1 {
                 message.push_str("\nsource:\n");
@@ -301,7 +297,11 @@ impl ClDevice {
             .map_err(|e| fail(format!("creating the program: {e}")))?;
         if let Err(e) = program.build(&[self.shared.device.id()], &self.options) {
             let log = program.get_build_log(self.shared.device.id()).unwrap_or_default();
-            let what = if e.0 == CL_BUILD_PROGRAM_FAILURE { "the OpenCL C compiler rejected the kernel" } else { "build failed" };
+            let what = if e.0 == CL_BUILD_PROGRAM_FAILURE {
+                "the OpenCL C compiler rejected the kernel"
+            } else {
+                "build failed"
+            };
             return Err(fail(with_source(format!("{what} ({e}):\n{}", log.trim()))));
         }
         let kernel = Kernel::create(&program, &spec.name)
