@@ -24,10 +24,12 @@ suites=(cuda cuda_nvrtc ops reduce movement creation dtypes random_ops gradcheck
   gather_collapse kernel_counts determinism symbolic)
 
 have_nvrtc() {
-  ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' && return 0
-  local d
-  for d in ${LD_LIBRARY_PATH//:/ }; do
-    ls "$d"/libnvrtc.so* >/dev/null 2>&1 && return 0
+  ldconfig -p 2>/dev/null | grep -qE 'libnvrtc\.so(\.1[12])? ' && return 0
+  local d f
+  for d in ${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH//:/ }}; do
+    for f in "$d"/libnvrtc.so "$d"/libnvrtc.so.11 "$d"/libnvrtc.so.12; do
+      [ -e "$f" ] && return 0
+    done
   done
   return 1
 }
@@ -35,7 +37,7 @@ have_nvrtc() {
 # Puts a folder holding libnvrtc on LD_LIBRARY_PATH. cudarc looks for libnvrtc.so, .so.12, .so.11
 # (not .so.13), so a CUDA 13 NVRTC gets a libnvrtc.so link in a folder of its own.
 setup_nvrtc() {
-  have_nvrtc && return 0
+  have_nvrtc && { echo "NVRTC: on the library path"; return 0; }
   local cands=() d f
   [ -n "${CUDA_HOME:-}" ] && cands+=("$CUDA_HOME/lib64")
   cands+=(/usr/local/cuda/lib64 /usr/local/cuda-*/lib64 /usr/local/cuda/targets/x86_64-linux/lib)

@@ -1,8 +1,8 @@
 //! Hand-written optimization choices (used when no BEAM search result is cached):
 //! - THREAD: split the first output axis across the CPU's cores when there is enough work;
-//! - UPCAST: for reduce kernels, a register tile of up to 64 or 128 outputs over the innermost output
+//! - UPCAST: for reduce kernels, a register tile of up to 64 outputs (16 with gated loads) over the innermost output
 //!   axis and one other, chosen for the fewest loads per output;
-//! - UNROLL: a short innermost reduce axis, fully.
+//! - UNROLL: the innermost reduce axis, fully when short, else by 4.
 
 use super::opts::{kernel_ranges, Opt, OptKind};
 use crate::renderer::Target;
@@ -39,11 +39,15 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         // the other axis and the amounts that need the fewest loads per output: a load that
         // does not depend on an upcast axis is reused across it.
         let loads = load_ranges(ast);
+        // Gated loads (padding, transposed convolutions) defeat wide SIMD tiles: keep those
+        // kernels on small 4-wide tiles.
+        let gated = ast.toposort().iter().any(|n| n.op() == Ops::INDEX && n.src().len() > 2);
         let size_of = |r: &UOp| {
             let threaded = opts.iter().any(|o| o.kind == OptKind::Thread && o.axis == pos(r));
             r.range_size() / if threaded { target.threads as i64 } else { 1 }
         };
-        let amounts = |r: &UOp| -> Vec<i64> { [16, 8, 4].into_iter().filter(|a| size_of(r) % a == 0).collect() };
+        let widths: &[i64] = if gated { &[4] } else { &[16, 8, 4] };
+        let amounts = |r: &UOp| -> Vec<i64> { widths.iter().copied().filter(|a| size_of(r) % a == 0).collect() };
         let cost = |tile: &[(&UOp, i64)]| -> f64 {
             let loads_needed: i64 =
                 loads.iter().map(|l| tile.iter().filter(|(r, _)| l.contains(r)).map(|(_, a)| a).product::<i64>()).sum();
@@ -51,8 +55,7 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         };
         // Larger tiles pay off when the reduce loop stays a loop; with a short, fully unrolled
         // reduce (a convolution's kernel row) the body is already long.
-        let short_reduce = reduces.last().is_some_and(|r| r.range_size() <= 8);
-        let max_tile = if short_reduce { 64 } else { 128 };
+        let max_tile = if gated { 16 } else { 64 };
         let mut best: (f64, Vec<(UOp, i64)>) = (loads.len() as f64, Vec::new());
         let inner = outputs.last().filter(|r| !amounts(r).is_empty());
         let firsts: Vec<&UOp> = match inner {
@@ -84,12 +87,13 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         for (r, n) in best.1.iter().rev() {
             opts.push(Opt { kind: OptKind::Upcast, axis: pos(r), amount: *n });
         }
-        // UNROLL a short innermost reduce axis (a convolution's kernel width) completely; long
-        // ones stay loops (unrolling them measured slower).
+        // UNROLL the innermost reduce axis: completely when short (a convolution's kernel
+        // width), by 4 when long.
         let last = reduces.last().expect("a reduce axis");
         let n = last.range_size();
-        if n > 1 && n <= 8 && n * upcast <= 512 {
-            opts.push(Opt { kind: OptKind::Unroll, axis: pos(last), amount: n });
+        let amount = if n <= 8 { n } else if n % 4 == 0 { 4 } else { 1 };
+        if amount > 1 && amount * upcast <= 512 {
+            opts.push(Opt { kind: OptKind::Unroll, axis: pos(last), amount });
         }
     }
     opts

@@ -86,7 +86,8 @@ pub fn cuda_dialect() -> CDialect {
         type_name: c_type,
         int64_suffixes: ("ll", "ull"),
         math_fn: c_math_fn,
-        wrap_signed: false,
+        // NVRTC has no -fwrapv, and NVVM optimizes on signed overflow being undefined.
+        wrap_signed: true,
     }
 }
 

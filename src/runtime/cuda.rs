@@ -297,10 +297,11 @@ impl Program for CudaProgram {
         .map_err(|e| err("cuLaunchKernel", e))?;
         match events {
             Some((start, end)) => {
-                // SAFETY (all three): live events of this context; `end` is recorded after the
-                // launch on the same stream, and waited for before the elapsed time is read.
+                // SAFETY: a live event of this context, recorded after the launch on its stream.
                 unsafe { drv::event::record(end.0, stream) }.map_err(|e| err("cuEventRecord", e))?;
+                // SAFETY: a live, recorded event; waiting has no other precondition.
                 unsafe { drv::event::synchronize(end.0) }.map_err(|e| err("running the kernel", e))?;
+                // SAFETY: both events are live, recorded on the same stream, and `end` is done.
                 let ms = unsafe { drv::event::elapsed(start.0, end.0) }.map_err(|e| err("cuEventElapsedTime", e))?;
                 Ok(ms as f64 / 1e3)
             }
