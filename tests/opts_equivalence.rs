@@ -34,6 +34,9 @@ fn random_opts(ast: &ferrograd::UOp, rng: &mut Rng) -> Vec<Opt> {
         }
         let axis = rng.below(ranges.len());
         let r = &ranges[axis];
+        if r.range_arg().1 == AxisType::Thread {
+            continue; // one index per core: not splittable
+        }
         let size = r.range_size();
         let divisors: Vec<i64> = (2..=size.min(8)).filter(|d| size % d == 0).collect();
         if divisors.is_empty() {

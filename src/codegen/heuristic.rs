@@ -91,7 +91,13 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         // width), by 4 when long.
         let last = reduces.last().expect("a reduce axis");
         let n = last.range_size();
-        let amount = if n <= 8 { n } else if n % 4 == 0 { 4 } else { 1 };
+        let amount = if n <= 8 {
+            n
+        } else if n % 4 == 0 {
+            4
+        } else {
+            1
+        };
         if amount > 1 && amount * upcast <= 512 {
             opts.push(Opt { kind: OptKind::Unroll, axis: pos(last), amount });
         }

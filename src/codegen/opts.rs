@@ -76,6 +76,15 @@ pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
     for o in opts {
         let rs = kernel_ranges(&ast);
         let r = rs.get(o.axis).unwrap_or_else(|| panic!("opt {o:?}: kernel has {} ranges", rs.len())).clone();
+        // A THREAD axis is one index per core: it cannot be split again, and there is one.
+        assert!(r.range_arg().1 != AxisType::Thread, "opt {o:?}: a THREAD axis cannot be split");
+        let has_thread = rs.iter().any(|x| x.range_arg().1 == AxisType::Thread);
+        assert!(!(o.kind == OptKind::Thread && has_thread), "opt {o:?}: the kernel already has a THREAD axis");
+        assert!(
+            !(matches!(o.kind, OptKind::Thread | OptKind::Upcast) && r.range_arg().1.is_reduce()),
+            "opt {o:?}: {:?} applies to output axes, not to a reduce axis",
+            o.kind
+        );
         let top = o.kind == OptKind::Thread;
         let kind = match o.kind {
             OptKind::Upcast => AxisType::Upcast,
