@@ -119,6 +119,7 @@ fn main() -> ferrograd::Result<()> {
     for _ in 0..7 {
         let t0 = Instant::now();
         let r = ((&a * &b + &c).relu() * 2.0).sum().realize()?;
+        device.synchronize()?; // launches may be asynchronous (OpenCL, CUDA)
         times.push(t0.elapsed().as_secs_f64());
         let _ = r;
     }
