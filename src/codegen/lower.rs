@@ -33,37 +33,10 @@ fn half_in_float(n: &UOp) -> Option<UOp> {
 fn half_rules() -> &'static PatternMatcher<()> {
     static PM: OnceLock<PatternMatcher<()>> = OnceLock::new();
     PM.get_or_init(|| {
-        let ops: Vec<Ops> = [Ops::REDUCE].into_iter().chain(ALU_OPS.iter().copied()).collect();
+        let ops: Vec<Ops> = [Ops::REDUCE].into_iter().chain(Ops::ALU.iter().copied()).collect();
         PatternMatcher::new(vec![rule(UPat::ops(&ops).named("x"), |b| half_in_float(&b["x"]))])
     })
 }
-
-const ALU_OPS: &[Ops] = &[
-    Ops::NEG,
-    Ops::RECIP,
-    Ops::SQRT,
-    Ops::EXP2,
-    Ops::LOG2,
-    Ops::SIN,
-    Ops::TRUNC,
-    Ops::ADD,
-    Ops::SUB,
-    Ops::MUL,
-    Ops::FDIV,
-    Ops::IDIV,
-    Ops::MOD,
-    Ops::MAX,
-    Ops::CMPLT,
-    Ops::CMPNE,
-    Ops::CMPEQ,
-    Ops::AND,
-    Ops::OR,
-    Ops::XOR,
-    Ops::SHL,
-    Ops::SHR,
-    Ops::WHERE,
-    Ops::MULACC,
-];
 
 /// Applies the lowering rules the target needs.
 pub fn lower(ast: &UOp, target: &Target) -> UOp {

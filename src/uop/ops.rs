@@ -111,6 +111,34 @@ pub enum Ops {
 }
 
 impl Ops {
+    /// Every elementwise arithmetic op, in a fixed order.
+    pub const ALU: &'static [Ops] = &[
+        Ops::NEG,
+        Ops::RECIP,
+        Ops::SQRT,
+        Ops::EXP2,
+        Ops::LOG2,
+        Ops::SIN,
+        Ops::TRUNC,
+        Ops::ADD,
+        Ops::SUB,
+        Ops::MUL,
+        Ops::FDIV,
+        Ops::IDIV,
+        Ops::MOD,
+        Ops::MAX,
+        Ops::CMPLT,
+        Ops::CMPNE,
+        Ops::CMPEQ,
+        Ops::AND,
+        Ops::OR,
+        Ops::XOR,
+        Ops::SHL,
+        Ops::SHR,
+        Ops::WHERE,
+        Ops::MULACC,
+    ];
+
     pub fn is_unary(self) -> bool {
         use Ops::*;
         matches!(self, NEG | RECIP | SQRT | EXP2 | LOG2 | SIN | TRUNC)

@@ -83,41 +83,14 @@ fn negated(x: &UOp) -> Option<&UOp> {
 
 // ---------------------------------------------------------------- the rule table
 
-const FOLDABLE: &[Ops] = &[
-    Ops::NEG,
-    Ops::RECIP,
-    Ops::SQRT,
-    Ops::EXP2,
-    Ops::LOG2,
-    Ops::SIN,
-    Ops::TRUNC,
-    Ops::ADD,
-    Ops::SUB,
-    Ops::MUL,
-    Ops::FDIV,
-    Ops::IDIV,
-    Ops::MOD,
-    Ops::MAX,
-    Ops::CMPLT,
-    Ops::CMPNE,
-    Ops::CMPEQ,
-    Ops::AND,
-    Ops::OR,
-    Ops::XOR,
-    Ops::SHL,
-    Ops::SHR,
-    Ops::WHERE,
-    Ops::MULACC,
-    Ops::CAST,
-];
-
 /// Builds the simplifier's rules (see the module docs). Order matters: folding first.
 pub fn symbolic_rules() -> PatternMatcher<()> {
     let x = || UPat::var("x");
     let n = |op: Ops| UPat::op(op).named("n");
+    let foldable: Vec<Ops> = Ops::ALU.iter().copied().chain([Ops::CAST]).collect();
     PatternMatcher::new(vec![
         // Constants: every ALU op on constants, and any int/bool node range analysis pins.
-        rule(UPat::ops(FOLDABLE).named("n").check(kernel_scalar), |b| fold(&b["n"])),
+        rule(UPat::ops(&foldable).named("n").check(kernel_scalar), |b| fold(&b["n"])),
         // Identities that hold for every dtype (x*1 is exact for floats too).
         rule((x() * UPat::cnst_int(1)).check(kernel), |b| Some(b["x"].clone())),
         rule(x().max(x()).check(kernel), |b| Some(b["x"].clone())),

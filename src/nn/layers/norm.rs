@@ -9,6 +9,18 @@ fn per_channel(t: &Tensor, ndim: usize) -> Tensor {
     t.reshape(shape)
 }
 
+/// `y * weight + bias` per channel, each optional.
+fn channel_affine(y: Tensor, weight: Option<&Tensor>, bias: Option<&Tensor>, ndim: usize) -> Tensor {
+    let y = match weight {
+        Some(w) => y * per_channel(w, ndim),
+        None => y,
+    };
+    match bias {
+        Some(b) => y + per_channel(b, ndim),
+        None => y,
+    }
+}
+
 fn param(shape: Vec<usize>, v: f32) -> Tensor {
     filled(shape, v).requires_grad()
 }
@@ -161,14 +173,7 @@ impl GroupNorm {
         let grouped = x.reshape([shape[0] as isize, self.num_groups as isize, -1]);
         let (var, mean) = grouped.var_mean_with(-1, true, 0.0);
         let y = ((grouped - mean) * (var + self.eps).rsqrt()).reshape(shape.clone());
-        let y = match &self.weight {
-            Some(w) => y * per_channel(w, shape.len()),
-            None => y,
-        };
-        match &self.bias {
-            Some(b) => y + per_channel(b, shape.len()),
-            None => y,
-        }
+        channel_affine(y, self.weight.as_ref(), self.bias.as_ref(), shape.len())
     }
 }
 
@@ -199,14 +204,7 @@ impl InstanceNorm {
         let axes: Vec<isize> = (2..shape.len() as isize).collect();
         let (var, mean) = x.var_mean_with(axes, true, 0.0);
         let y = (x - mean) * (var + self.eps).rsqrt();
-        let y = match &self.weight {
-            Some(w) => y * per_channel(w, shape.len()),
-            None => y,
-        };
-        match &self.bias {
-            Some(b) => y + per_channel(b, shape.len()),
-            None => y,
-        }
+        channel_affine(y, self.weight.as_ref(), self.bias.as_ref(), shape.len())
     }
 }
 
