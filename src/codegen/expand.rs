@@ -7,7 +7,7 @@
 use crate::uop::{Arg, AxisType, FxHashMap, Ops, UOp};
 
 fn combine(op: Ops, a: UOp, b: UOp) -> UOp {
-    UOp::alu(op, vec![a, b])
+    UOp::reduce_step(op, &a, &b)
 }
 
 /// Replaces range `r` by the constant `i` everywhere under `node`.

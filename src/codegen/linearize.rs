@@ -209,9 +209,14 @@ impl Linearizer {
             let acc = self.accs[&red].clone();
             let Arg::Op(op) = red.arg() else { unreachable!() };
             let old = UOp::new(Ops::LOAD, red.dtype(), vec![acc.clone(), rr.clone()], Arg::None);
-            let new = UOp::alu(*op, vec![old.clone(), self.mapped(&red.src()[0])]);
-            self.prog.push(old);
-            self.prog.push(new.clone());
+            let v = self.mapped(&red.src()[0]);
+            let new = UOp::reduce_step(*op, &old, &v);
+            self.prog.push(old.clone());
+            for n in new.toposort() {
+                if n != old && n != v && !self.map.contains_key(&n) && !self.prog.contains(&n) {
+                    self.prog.push(n);
+                }
+            }
             self.prog.push(UOp::new(Ops::STORE, DType::VOID, vec![acc, new], Arg::None));
         }
         self.prog.push(UOp::new(Ops::END, DType::VOID, vec![rr], Arg::None));

@@ -405,6 +405,17 @@ impl UOp {
     pub fn eq_(&self, o: &UOp) -> UOp {
         UOp::alu(Ops::CMPEQ, vec![self.clone(), o.clone()])
     }
+    /// One step of a reduce: `op(acc, x)`. A float MAX propagates NaN from either side, as
+    /// PyTorch's max reductions do (`MAX` alone is `acc < x ? x : acc`, which drops a NaN `x`).
+    pub fn reduce_step(op: Ops, acc: &UOp, x: &UOp) -> UOp {
+        let step = UOp::alu(op, vec![acc.clone(), x.clone()]);
+        if op == Ops::MAX && x.dtype().is_float() {
+            x.ne(x).where_(x, &step)
+        } else {
+            step
+        }
+    }
+
     /// `MAX(self, o)` (named so it cannot be confused with `Ord::max`).
     pub fn maximum(&self, o: &UOp) -> UOp {
         UOp::alu(Ops::MAX, vec![self.clone(), o.clone()])

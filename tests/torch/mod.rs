@@ -54,22 +54,7 @@ impl Known {
     }
 }
 
-pub const KNOWN_FAILURES: &[Known] = &[
-    Known {
-        group: "reduce",
-        case: "max_with_nan",
-        devices: &[],
-        bug: "max reduction drops NaN (MAX is `a < b ? b : a`); an any-NaN reduce beside it would fix it, but \
-              the scheduler realizes two reduces broadcast back separately (softmax: 3 -> 4 kernels)",
-    },
-    Known {
-        group: "reduce",
-        case: "min_with_nan",
-        devices: &[],
-        bug: "min reduction drops NaN (MAX is `a < b ? b : a`); an any-NaN reduce beside it would fix it, but \
-              the scheduler realizes two reduces broadcast back separately (softmax: 3 -> 4 kernels)",
-    },
-];
+pub const KNOWN_FAILURES: &[Known] = &[];
 
 /// Cases not run on a device (a dtype the device lacks, say): reported as skipped. `case` "*"
 /// skips the whole group on that device.
