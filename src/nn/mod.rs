@@ -9,8 +9,8 @@ mod state;
 
 pub use ferrograd_derive::Module;
 pub use layers::{
-    BatchNorm, Conv1d, Conv2d, ConvTranspose2d, Dropout, Embedding, GroupNorm, InstanceNorm, LSTMCell, LayerNorm,
-    Linear, RMSNorm,
+    BatchNorm, Conv1d, Conv2d, ConvNd, ConvTranspose2d, Dropout, Embedding, GroupNorm, InstanceNorm, LSTMCell,
+    LayerNorm, Linear, RMSNorm,
 };
 pub use module::{get_parameters, join_name, state_dict, Module};
 pub use safetensors::{safe_load, safe_load_metadata, safe_load_on, safe_save, safe_save_with_metadata};

@@ -26,51 +26,25 @@ fn conv_params(cin: usize, cout: usize, k: &[usize], groups: usize, bias: bool) 
     (uniform_param(shape, bound), bias.then(|| uniform_param(vec![cout], bound)))
 }
 
+/// N-d convolution over `(batch, C, spatial...)` with a cubic kernel; `Conv1d` and `Conv2d`
+/// are its 1-D and 2-D forms.
+#[derive(crate::nn::Module)]
+pub struct ConvNd<const N: usize> {
+    pub weight: Tensor,
+    pub bias: Option<Tensor>,
+    #[module(skip)]
+    pub opts: ConvOpts,
+}
+
 /// 1-D convolution over `(N, C, L)`.
-#[derive(crate::nn::Module)]
-pub struct Conv1d {
-    pub weight: Tensor,
-    pub bias: Option<Tensor>,
-    #[module(skip)]
-    pub opts: ConvOpts,
-}
-
-impl Conv1d {
-    pub fn new(cin: usize, cout: usize, kernel: usize) -> Conv1d {
-        Conv1d::with(cin, cout, kernel, 1, 0, 1, 1, true)
-    }
-    #[allow(clippy::too_many_arguments)]
-    pub fn with(
-        cin: usize,
-        cout: usize,
-        kernel: usize,
-        stride: usize,
-        padding: usize,
-        dilation: usize,
-        groups: usize,
-        bias: bool,
-    ) -> Conv1d {
-        let (weight, bias) = conv_params(cin, cout, &[kernel], groups, bias);
-        Conv1d { weight, bias, opts: opts(stride, padding, dilation, groups, 0) }
-    }
-    pub fn forward(&self, x: &Tensor) -> Tensor {
-        x.conv1d(&self.weight, self.bias.as_ref(), &self.opts)
-    }
-}
-
+pub type Conv1d = ConvNd<1>;
 /// 2-D convolution over `(N, C, H, W)`.
-#[derive(crate::nn::Module)]
-pub struct Conv2d {
-    pub weight: Tensor,
-    pub bias: Option<Tensor>,
-    #[module(skip)]
-    pub opts: ConvOpts,
-}
+pub type Conv2d = ConvNd<2>;
 
-impl Conv2d {
-    /// Square kernel, stride 1, no padding, with bias.
-    pub fn new(cin: usize, cout: usize, kernel: usize) -> Conv2d {
-        Conv2d::with(cin, cout, kernel, 1, 0, 1, 1, true)
+impl<const N: usize> ConvNd<N> {
+    /// Stride 1, no padding, with bias.
+    pub fn new(cin: usize, cout: usize, kernel: usize) -> Self {
+        Self::with(cin, cout, kernel, 1, 0, 1, 1, true)
     }
     #[allow(clippy::too_many_arguments)]
     pub fn with(
@@ -82,12 +56,12 @@ impl Conv2d {
         dilation: usize,
         groups: usize,
         bias: bool,
-    ) -> Conv2d {
-        let (weight, bias) = conv_params(cin, cout, &[kernel, kernel], groups, bias);
-        Conv2d { weight, bias, opts: opts(stride, padding, dilation, groups, 0) }
+    ) -> Self {
+        let (weight, bias) = conv_params(cin, cout, &[kernel; N], groups, bias);
+        ConvNd { weight, bias, opts: opts(stride, padding, dilation, groups, 0) }
     }
     pub fn forward(&self, x: &Tensor) -> Tensor {
-        x.conv2d(&self.weight, self.bias.as_ref(), &self.opts)
+        x.conv(&self.weight, self.bias.as_ref(), &self.opts)
     }
 }
 

@@ -6,7 +6,7 @@ mod linear;
 mod norm;
 mod rnn;
 
-pub use conv::{Conv1d, Conv2d, ConvTranspose2d};
+pub use conv::{Conv1d, Conv2d, ConvNd, ConvTranspose2d};
 pub use embedding::Embedding;
 pub use linear::Linear;
 pub use norm::{BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm};
