@@ -1,5 +1,6 @@
 //! BEAM search picks opts by timing candidates on the device, caches the winner on disk, and a
 //! second search of the same kernel uses the cache. (Own test binary: it sets FERROGRAD_CACHE.)
+//! Runs on `DEV` (default CPU); on a device with work groups the search includes LOCAL/GROUP.
 
 use ferrograd::engine::beam::beam_search;
 use ferrograd::runtime::get_device;
@@ -16,7 +17,7 @@ fn beam_finds_opts_caches_them_and_keeps_results() {
     let c = a.matmul(&b);
     let sched = create_schedule(&[c.uop()]);
     let item = &sched.items[0];
-    let dev = get_device("CPU").unwrap();
+    let dev = get_device(&std::env::var("DEV").unwrap_or_else(|_| "CPU".into())).unwrap();
     let t = std::time::Instant::now();
     let found = beam_search(&item.ast, &item.bufs, dev.as_ref(), 2).unwrap().expect("a result");
     let first = t.elapsed();
@@ -30,6 +31,7 @@ fn beam_finds_opts_caches_them_and_keeps_results() {
     let prog = dev.compile(&[std::sync::Arc::new(spec)]).unwrap().remove(0);
     let mems: Vec<_> = item.bufs.iter().map(|b| b.memory().unwrap()).collect();
     prog.launch(&mems, &[], false).unwrap();
+    dev.synchronize().unwrap();
     let got: Vec<f32> =
         item.bufs[0].to_bytes().unwrap().chunks_exact(4).map(|x| f32::from_le_bytes(x.try_into().unwrap())).collect();
     let want: Vec<f32> = (0..64 * 32)

@@ -211,3 +211,13 @@ fn cuda_launch_reports_time_and_bad_source_is_a_compile_error() {
         Ok(_) => panic!("NVRTC accepted garbage"),
     }
 }
+
+#[test]
+fn cuda_index_is_64_bit_past_2_pow_31_items() {
+    let renderer = cuda_renderer("CUDA");
+    let y = with_default_device("CPU", || (Tensor::arange((1 << 31) + 1000) % 251).cast(ferrograd::DType::U8));
+    let sched = create_schedule(&[y.uop()]);
+    let spec = get_program(&sched.items[0].ast, &renderer, None);
+    assert!(spec.src.contains("long long iidx0 = ((long long)blockIdx.x*blockDim.x+threadIdx.x)"), "{}", spec.src);
+    assert!(spec.global_size[0] > 1 << 31);
+}

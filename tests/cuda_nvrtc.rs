@@ -30,7 +30,7 @@ fn nvrtc_compiles_every_generated_kernel() {
     eprintln!("NVRTC {major}.{minor}");
     let renderer = cuda_renderer("CUDA");
     let mut seen: HashSet<String> = HashSet::new();
-    let (mut kernels, mut specials) = (0, 0);
+    let (mut kernels, mut specials, mut grouped) = (0, 0, 0);
     for case in cuda_common::cases() {
         // The graphs are built and scheduled on the CPU; only the rendering targets CUDA.
         let items = with_default_device("CPU", || {
@@ -49,6 +49,9 @@ fn nvrtc_compiles_every_generated_kernel() {
                 }
                 if spec.src.contains("blockIdx.x") {
                     specials += 1;
+                }
+                if spec.src.contains("__shared__") && spec.src.contains("__syncthreads()") {
+                    grouped += 1;
                 }
                 for arch in ["sm_90", "sm_80"] {
                     let out = nvrtc_compile(&spec.src, arch).unwrap_or_else(|log| {
@@ -69,9 +72,10 @@ fn nvrtc_compiles_every_generated_kernel() {
         assert!(in_case > 0, "{}: no kernels scheduled", case.name);
         eprintln!("{}: {in_case} kernels compile", case.name);
     }
-    eprintln!("{kernels} distinct kernels compiled with NVRTC ({specials} indexed by thread)");
+    eprintln!("{kernels} distinct kernels compiled with NVRTC ({specials} indexed by thread, {grouped} with GROUP)");
     assert!(kernels >= 20, "only {kernels} kernels");
     assert!(specials > 0, "no kernel used the GPU launch model");
+    assert!(grouped > 0, "no kernel split a reduce across a thread block (GROUP)");
 }
 
 #[test]

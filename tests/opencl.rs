@@ -551,3 +551,133 @@ fn tensor_dtypes_on_cl() {
         assert!((got - want).abs() < 0.05, "f16 sum {got} vs {want}");
     });
 }
+
+/// The kernels a tensor's realization would run, compiled for CL with the default heuristics.
+fn cl_programs(t: &Tensor) -> Vec<ProgramSpec> {
+    let dev = get_device("CL").unwrap();
+    let sched = ferrograd::schedule::create_schedule(&[t.uop()]);
+    sched.items.iter().map(|it| ferrograd::codegen::get_program(&it.ast, dev.renderer(), None)).collect()
+}
+
+#[test]
+fn large_reduces_into_few_outputs_are_split_across_a_work_group() {
+    let Some(_) = cl() else { return };
+    with_default_device("CL", || {
+        let n = 1 << 20;
+        let xs = data(n, 7);
+        let x = Tensor::from_vec(xs.clone(), [n]);
+
+        // A full sum: one work group, the reduce split across it (local memory + barrier).
+        let s = x.sum();
+        let progs = cl_programs(&s);
+        assert_eq!(progs.len(), 1);
+        let p = &progs[0];
+        assert!(p.opts.iter().any(|o| o.contains("Group")), "opts {:?}", p.opts);
+        assert!(p.local_size.unwrap()[0] >= 64, "work group {:?}", p.local_size);
+        assert!(p.src.contains("__local") && p.src.contains("barrier("), "{}", p.src);
+        let want: f64 = xs.iter().map(|&v| v as f64).sum();
+        let got = s.to_vec::<f32>().unwrap()[0] as f64;
+        assert!((got - want).abs() <= 1e-3 * (1.0 + want.abs()), "sum: got {got}, want {want}");
+
+        // Max (NaN-free data) and few outputs from a long row each.
+        let m = x.max();
+        let want = xs.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        assert_eq!(m.to_vec::<f32>().unwrap()[0], want);
+        let rows = x.reshape([16, n / 16]).sum_axis(1);
+        let want: Vec<f64> =
+            (0..16).map(|i| xs[i * n / 16..(i + 1) * n / 16].iter().map(|&v| v as f64).sum()).collect();
+        let got = rows.to_vec::<f32>().unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            assert!((*g as f64 - w).abs() <= 1e-3 * (1.0 + w.abs()), "row sums: got {got:?}, want {want:?}");
+        }
+
+        // A column reduce (strided) into few outputs, with a mean on top.
+        let cols = x.reshape([n / 8, 8]).mean_axis(0);
+        let want: Vec<f64> =
+            (0..8).map(|j| (0..n / 8).map(|i| xs[i * 8 + j] as f64).sum::<f64>() / (n / 8) as f64).collect();
+        close(&cols.to_vec::<f32>().unwrap(), &want, "column means");
+    });
+}
+
+#[test]
+fn explicit_local_and_group_opts_give_the_same_results() {
+    use ferrograd::codegen::opts::{kernel_ranges, Opt, OptKind};
+    let Some(dev) = cl() else { return };
+    with_default_device("CL", || {
+        let (m, n, k) = (4usize, 8usize, 1024usize);
+        let (xa, xb) = (data(m * k, 9), data(n * k, 10));
+        let a = Tensor::from_vec(xa.clone(), [m, 1, k]).realize().unwrap();
+        let b = Tensor::from_vec(xb.clone(), [1, n, k]).realize().unwrap();
+        // The largest entry of each row of a @ b.T: a sum reduce nested in a max reduce, one
+        // kernel. A GROUP on the inner reduce puts a barrier inside the outer loop.
+        let t = (&a * &b).sum_axis(2).max_axis(1);
+        let sched = ferrograd::schedule::create_schedule(&[t.uop()]);
+        assert_eq!(sched.items.len(), 1, "one kernel");
+        let want: Vec<f64> = (0..m)
+            .map(|i| {
+                (0..n)
+                    .map(|j| (0..k).map(|t| xa[i * k + t] as f64 * xb[j * k + t] as f64).sum::<f64>())
+                    .fold(f64::NEG_INFINITY, f64::max)
+            })
+            .collect();
+        let item = &sched.items[0];
+        let ranges = kernel_ranges(&item.ast);
+        let axis = |size: usize, kind: AxisType| {
+            (0..ranges.len())
+                .find(|&i| ranges[i].range_arg().1 == kind && ranges[i].range_size() == size as i64)
+                .unwrap_or_else(|| panic!("no {kind:?} range of {size}"))
+        };
+        let (out, outer, inner) = (axis(m, AxisType::Global), axis(n, AxisType::Reduce), axis(k, AxisType::Reduce));
+        let opt = |kind, axis, amount| Opt { kind, axis, amount };
+        for (opts, what) in [
+            (vec![opt(OptKind::Group, inner, 64)], "GROUP inner"),
+            (vec![opt(OptKind::GroupTop, inner, 32)], "GROUPTOP inner"),
+            (vec![opt(OptKind::Group, outer, 8)], "GROUP outer"),
+            (vec![opt(OptKind::Local, out, 4), opt(OptKind::Group, inner, 16)], "LOCAL+GROUP"),
+            (vec![opt(OptKind::Local, out, 2)], "LOCAL"),
+            (vec![opt(OptKind::Upcast, out, 2), opt(OptKind::Group, inner, 32)], "UPCAST+GROUP"),
+        ] {
+            let spec = Arc::new(ferrograd::codegen::get_program(&item.ast, dev.renderer(), Some(&opts)));
+            if what.contains("GROUP") {
+                assert!(spec.src.contains("barrier("), "{what}: {}", spec.src);
+            }
+            let prog = dev.compile(&[spec]).unwrap().remove(0);
+            let mems: Vec<&DeviceMemory> = item.bufs.iter().map(|b| b.memory().unwrap()).collect();
+            prog.launch(&mems, &[], false).unwrap();
+            dev.synchronize().unwrap();
+            let got: Vec<f32> = item.bufs[0]
+                .to_bytes()
+                .unwrap()
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            close(&got, &want, what);
+        }
+    });
+}
+
+#[test]
+fn more_than_2_pow_31_work_items_use_a_64_bit_index() {
+    let Some(_) = cl() else { return };
+    with_default_device("CL", || {
+        let n: usize = (1 << 31) + 1000;
+        // 2 GiB of bytes, one work item each: i % 251.
+        let y = (Tensor::arange(n) % 251).cast(DType::U8);
+        let progs = cl_programs(&y);
+        assert!(progs[0].src.contains("long iidx0 = (long)get_global_id(0)"), "{}", progs[0].src);
+        let y = match y.realize() {
+            Ok(y) => y,
+            Err(Error::OutOfMemory { .. }) => return eprintln!("skipping: the device cannot hold 2 GiB"),
+            Err(e) => panic!("{e}"),
+        };
+        // The last 1000 bytes sit past index 2^31.
+        let tail = y.shrink(&[(n - 1000, n)]).to_vec::<u8>().unwrap();
+        for (k, v) in tail.iter().enumerate() {
+            assert_eq!(*v as usize, (n - 1000 + k) % 251, "element {}", n - 1000 + k);
+        }
+        // And a reduce over all of them (GROUP, 64-bit accumulation).
+        let total = y.cast(DType::I64).sum().to_vec::<i64>().unwrap()[0];
+        let want: i64 = (n / 251) as i64 * (0..251).sum::<i64>() + (0..(n % 251) as i64).sum::<i64>();
+        assert_eq!(total, want);
+    });
+}

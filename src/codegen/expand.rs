@@ -6,8 +6,9 @@
 
 use crate::uop::{Arg, AxisType, FxHashMap, Ops, UOp};
 
+/// Folds the next unrolled value into the ones before it (products into an FMA chain).
 fn combine(op: Ops, a: UOp, b: UOp) -> UOp {
-    UOp::reduce_step(op, &a, &b)
+    UOp::accumulate(op, &a, &b)
 }
 
 /// Replaces range `r` by the constant `i` everywhere under `node`.

@@ -2,7 +2,9 @@
 //! - THREAD: split the first output axis across the CPU's cores when there is enough work;
 //! - UPCAST: for reduce kernels, a register tile of up to 64 outputs (16 with gated loads) over the innermost output
 //!   axis and one other, chosen for the fewest loads per output;
-//! - UNROLL: the innermost reduce axis, fully when short, else by 4.
+//! - UNROLL: the innermost reduce axis, fully when short, else by 4;
+//! - GROUP (devices with work groups): a long reduce into few outputs is split across a work
+//!   group, so a full `sum()` does not run on one work item.
 
 use super::opts::{kernel_ranges, Opt, OptKind};
 use crate::renderer::Target;
@@ -29,6 +31,12 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         let t = target.threads as i64;
         if let Some(r) = outputs.iter().find(|r| r.range_size() % t == 0 && r.range_size() >= t) {
             opts.push(Opt { kind: OptKind::Thread, axis: pos(r), amount: t });
+        }
+    }
+
+    if target.has_local && !reduces.is_empty() {
+        if let Some(o) = group_opt(&ranges, &outputs, &reduces, target) {
+            return vec![o];
         }
     }
 
@@ -103,4 +111,29 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         }
     }
     opts
+}
+
+/// Few outputs (at most this many) leave a GPU idle unless the reduce is split: GROUP.
+const GROUP_MAX_OUTPUTS: i64 = 2048;
+
+/// GROUP for a reduce into few outputs: the reduce axis with the largest power-of-two
+/// divisor (between 8 and 256 items, within the device's work-group limit) is split across the
+/// work group; on ties the innermost axis, which is usually contiguous in memory.
+fn group_opt(ranges: &[UOp], outputs: &[UOp], reduces: &[UOp], target: &Target) -> Option<Opt> {
+    let n_out: i64 = outputs.iter().map(|r| r.range_size()).product();
+    if n_out > GROUP_MAX_OUTPUTS || reduces.iter().map(|r| r.range_size()).product::<i64>() < 256 {
+        return None;
+    }
+    let max = target.local_max_total.min(256) as i64;
+    let mut best: Option<(i64, usize)> = None;
+    for r in reduces {
+        let mut g = 1;
+        while g * 2 <= max && r.range_size() % (g * 2) == 0 {
+            g *= 2;
+        }
+        if g >= 8 && best.is_none_or(|(b, _)| g >= b) {
+            best = Some((g, ranges.iter().position(|x| x == r).expect("range of this kernel")));
+        }
+    }
+    best.map(|(amount, axis)| Opt { kind: OptKind::Group, axis, amount })
 }

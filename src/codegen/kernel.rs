@@ -7,7 +7,7 @@ use super::gpu::{map_to_global, Launch};
 use super::heuristic::hand_coded_optimizations;
 use super::linearize::linearize;
 use super::lower::lower;
-use super::opts::{apply_opts, Opt};
+use super::opts::{apply_opts, Opt, OptKind};
 use super::program::ProgramSpec;
 use crate::renderer::Renderer;
 use crate::uop::symbolic::simplify;
@@ -61,6 +61,12 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
         None if crate::helpers::getenv_int("NOOPT", 0) != 0 => Vec::new(),
         None => hand_coded_optimizations(&ast, target),
     };
+    assert!(
+        target.has_local
+            || !chosen.iter().any(|o| matches!(o.kind, OptKind::Local | OptKind::Group | OptKind::GroupTop)),
+        "opts {chosen:?}: LOCAL and GROUP need a device with work groups; {} has none",
+        target.device
+    );
     let ast = apply_opts(&ast, &chosen);
     let applied = chosen;
     let name = kernel_name(&ast);

@@ -210,7 +210,7 @@ impl Linearizer {
             let Arg::Op(op) = red.arg() else { unreachable!() };
             let old = UOp::new(Ops::LOAD, red.dtype(), vec![acc.clone(), rr.clone()], Arg::None);
             let v = self.mapped(&red.src()[0]);
-            let new = UOp::reduce_step(*op, &old, &v);
+            let new = UOp::accumulate(*op, &old, &v);
             self.prog.push(old.clone());
             for n in new.toposort() {
                 if n != old && n != v && !self.map.contains_key(&n) && !self.prog.contains(&n) {

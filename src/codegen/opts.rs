@@ -1,5 +1,10 @@
 //! Optimizations act on a kernel's loop ranges: an `Opt` splits one range into two and gives
 //! the inner part a new axis type (UPCAST, UNROLL, THREAD, LOCAL, GROUP).
+//!
+//! LOCAL and GROUP/GROUPTOP need a device with work groups (see `gpu.rs`): LOCAL puts part of
+//! an output axis in the work group, GROUP splits a reduce axis across it (GROUP takes the
+//! inner part, so neighbouring items read neighbouring elements; GROUPTOP the outer part, so
+//! each item reads one contiguous chunk).
 
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
 
@@ -10,6 +15,7 @@ pub enum OptKind {
     Thread,
     Local,
     Group,
+    GroupTop,
     /// Split a range into an outer and inner loop of the same kind (loop tiling).
     Split,
 }
@@ -81,17 +87,35 @@ pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
         let has_thread = rs.iter().any(|x| x.range_arg().1 == AxisType::Thread);
         assert!(!(o.kind == OptKind::Thread && has_thread), "opt {o:?}: the kernel already has a THREAD axis");
         assert!(
-            !(matches!(o.kind, OptKind::Thread | OptKind::Upcast) && r.range_arg().1.is_reduce()),
+            !(matches!(o.kind, OptKind::Thread | OptKind::Upcast | OptKind::Local) && r.range_arg().1.is_reduce()),
             "opt {o:?}: {:?} applies to output axes, not to a reduce axis",
             o.kind
         );
-        let top = o.kind == OptKind::Thread;
+        if matches!(o.kind, OptKind::Group | OptKind::GroupTop) {
+            assert!(
+                r.range_arg().1 == AxisType::Reduce,
+                "opt {o:?}: GROUP splits a reduce loop, not a {:?} axis",
+                r.range_arg().1
+            );
+            assert!(
+                !rs.iter().any(|x| x.range_arg().1 == AxisType::Group),
+                "opt {o:?}: the kernel already has a GROUP axis"
+            );
+        }
+        if o.kind == OptKind::Local {
+            assert!(
+                r.range_arg().1 == AxisType::Global,
+                "opt {o:?}: LOCAL splits an output axis, not a {:?} axis",
+                r.range_arg().1
+            );
+        }
+        let top = matches!(o.kind, OptKind::Thread | OptKind::GroupTop);
         let kind = match o.kind {
             OptKind::Upcast => AxisType::Upcast,
             OptKind::Unroll => AxisType::Unroll,
             OptKind::Thread => AxisType::Thread,
             OptKind::Local => AxisType::Local,
-            OptKind::Group => AxisType::Group,
+            OptKind::Group | OptKind::GroupTop => AxisType::Group,
             OptKind::Split => r.range_arg().1,
         };
         ast = shift_to(&ast, &r, o.amount, kind, top);

@@ -7,6 +7,7 @@ use crate::codegen::opts::{apply_opts, kernel_ranges, Opt, OptKind};
 use crate::codegen::{get_program, ProgramSpec};
 use crate::error::Result;
 use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
+use crate::renderer::Target;
 use crate::runtime::{Buffer, Device, DeviceMemory};
 use crate::uop::{AxisType, Ops, UOp};
 use std::sync::Arc;
@@ -28,6 +29,7 @@ fn parse_opt(line: &str) -> Option<Opt> {
         "Thread" => OptKind::Thread,
         "Local" => OptKind::Local,
         "Group" => OptKind::Group,
+        "GroupTop" => OptKind::GroupTop,
         "Split" => OptKind::Split,
         _ => return None,
     };
@@ -35,11 +37,19 @@ fn parse_opt(line: &str) -> Option<Opt> {
 }
 
 /// Every opt that can be added to `opts` for this kernel.
-fn actions(ast: &UOp, opts: &[Opt], threads: usize) -> Vec<Opt> {
+fn actions(ast: &UOp, opts: &[Opt], target: &Target) -> Vec<Opt> {
     let applied = apply_opts(ast, opts);
     let ranges = kernel_ranges(&applied);
-    let upcast: i64 = ranges.iter().filter(|r| r.range_arg().1 == AxisType::Upcast).map(|r| r.range_size()).product();
+    let product = |kinds: &[AxisType]| -> i64 {
+        ranges.iter().filter(|r| kinds.contains(&r.range_arg().1)).map(|r| r.range_size()).product()
+    };
+    let upcast = product(&[AxisType::Upcast]);
     let has_thread = ranges.iter().any(|r| r.range_arg().1 == AxisType::Thread);
+    let has_group = ranges.iter().any(|r| r.range_arg().1 == AxisType::Group);
+    let threads = if target.has_threads { target.threads } else { 1 };
+    // Work-group items so far, and the most a work group may have.
+    let in_group = product(&[AxisType::Local, AxisType::Group]);
+    let max_group = if target.has_local { target.local_max_total.min(256) as i64 } else { 1 };
     let mut out = Vec::new();
     for (axis, r) in ranges.iter().enumerate() {
         let (size, kind) = (r.range_size(), r.range_arg().1);
@@ -55,6 +65,20 @@ fn actions(ast: &UOp, opts: &[Opt], threads: usize) -> Vec<Opt> {
         }
         if kind == AxisType::Global && !has_thread && threads > 1 && size % threads as i64 == 0 {
             out.push(Opt { kind: OptKind::Thread, axis, amount: threads as i64 });
+        }
+        for amount in [2i64, 4, 8, 16, 32, 64, 128, 256] {
+            if size % amount != 0 || in_group * amount > max_group {
+                continue;
+            }
+            match kind {
+                AxisType::Global => out.push(Opt { kind: OptKind::Local, axis, amount }),
+                // Partials of a register tile all go to local memory: keep it small.
+                AxisType::Reduce if !has_group && amount >= 8 && upcast * amount <= 1024 => {
+                    out.push(Opt { kind: OptKind::Group, axis, amount });
+                    out.push(Opt { kind: OptKind::GroupTop, axis, amount });
+                }
+                _ => {}
+            }
         }
     }
     out
@@ -93,7 +117,6 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: 
     }
     let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
     let start = Instant::now();
-    let threads = device.renderer().target().threads;
     // Start from nothing and from the hand-coded choice.
     let heuristic = crate::codegen::heuristic::hand_coded_optimizations(ast, device.renderer().target());
     let seeds = [Vec::new(), heuristic];
@@ -110,7 +133,7 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: 
     for _ in 0..MAX_ROUNDS {
         let mut candidates: Vec<Vec<Opt>> = Vec::new();
         for (_, opts) in &beam {
-            for a in actions(ast, opts, threads) {
+            for a in actions(ast, opts, device.renderer().target()) {
                 let mut c = opts.clone();
                 c.push(a);
                 if !candidates.contains(&c) {

@@ -19,8 +19,10 @@ pub struct CDialect {
     pub prelude: &'static str,
     /// Barrier statement.
     pub barrier: &'static str,
-    /// Text for a GPU index builtin.
-    pub special: fn(SpecialKind, u8) -> String,
+    /// Qualifier of a work-group local array (`__local `, `__shared__ `).
+    pub local_prefix: &'static str,
+    /// Text for a GPU index builtin; `wide` asks for a 64-bit value (more than 2^31 items).
+    pub special: fn(kind: SpecialKind, dim: u8, wide: bool) -> String,
     /// Whether the kernel is wrapped in a `void name(void** bufs, const long long* vals)` entry
     /// (the CPU's calling convention); otherwise the kernel itself is the entry point.
     pub cpu_entry: bool,
@@ -48,7 +50,8 @@ pub fn c_dialect() -> CDialect {
         buffer_prefix: "",
         prelude: C_PRELUDE,
         barrier: "",
-        special: |_, _| panic!("C has no GPU index builtins"),
+        local_prefix: "",
+        special: |_, _, _| panic!("C has no GPU index builtins"),
         cpu_entry: true,
         restrict: "restrict",
         bitcast: |x, from, to| {
@@ -71,12 +74,16 @@ pub fn cuda_dialect() -> CDialect {
         buffer_prefix: "",
         prelude: CUDA_PRELUDE,
         barrier: "__syncthreads();",
-        special: |kind, dim| {
+        local_prefix: "__shared__ ",
+        special: |kind, dim, wide| {
             let d = ["x", "y", "z"][dim as usize];
+            // The builtins are unsigned 32-bit: widen before multiplying when the index can
+            // pass 2^31.
+            let w = if wide { "(long long)" } else { "" };
             match kind {
-                SpecialKind::Global => format!("(blockIdx.{d}*blockDim.{d}+threadIdx.{d})"),
-                SpecialKind::Group => format!("blockIdx.{d}"),
-                SpecialKind::Local => format!("threadIdx.{d}"),
+                SpecialKind::Global => format!("({w}blockIdx.{d}*blockDim.{d}+threadIdx.{d})"),
+                SpecialKind::Group => format!("{w}blockIdx.{d}"),
+                SpecialKind::Local => format!("{w}threadIdx.{d}"),
             }
         },
         cpu_entry: false,
@@ -131,10 +138,14 @@ pub fn opencl_dialect() -> CDialect {
         buffer_prefix: "__global ",
         prelude: OPENCL_PRELUDE,
         barrier: "barrier(CLK_LOCAL_MEM_FENCE);",
-        special: |kind, dim| match kind {
-            SpecialKind::Global => format!("(int)get_global_id({dim})"),
-            SpecialKind::Group => format!("(int)get_group_id({dim})"),
-            SpecialKind::Local => format!("(int)get_local_id({dim})"),
+        local_prefix: "__local ",
+        special: |kind, dim, wide| {
+            let t = if wide { "long" } else { "int" };
+            match kind {
+                SpecialKind::Global => format!("({t})get_global_id({dim})"),
+                SpecialKind::Group => format!("({t})get_group_id({dim})"),
+                SpecialKind::Local => format!("({t})get_local_id({dim})"),
+            }
         },
         cpu_entry: false,
         restrict: "restrict",
@@ -426,6 +437,7 @@ impl<'a> Render<'a> {
                 }
             }
             Ops::WHERE => format!("({}?{}:{})", s[0], s[1], s[2]),
+            Ops::MULACC if dt.is_float() => format!("{}({},{},{})", (self.d.math_fn)("fma", dt), s[0], s[1], s[2]),
             Ops::MULACC => format!("(({}*{})+{})", s[0], s[1], s[2]),
             Ops::CAST => return c_cast(s[0], sdt, dt, self.d.type_name),
             Ops::BITCAST => return (self.d.bitcast)(s[0], sdt, dt),
@@ -524,8 +536,16 @@ impl<'a> Render<'a> {
                             SpecialKind::Global => "i",
                         }
                     );
-                    let text = (self.d.special)(*kind, *dim);
-                    self.line(&format!("int {nm} = {text}; /* {} */", self.n(&u.src()[0]).to_owned()));
+                    let wide = u.dtype().bits() > 32;
+                    let text = (self.d.special)(*kind, *dim, wide);
+                    let ty = (self.d.type_name)(u.dtype());
+                    self.line(&format!("{ty} {nm} = {text}; /* {} */", self.n(&u.src()[0]).to_owned()));
+                    self.names.insert(u.clone(), nm);
+                }
+                Ops::DEFINE_LOCAL => {
+                    let nm = format!("temp{}", u.arg_int());
+                    let size = self.n(&u.src()[0]).to_owned();
+                    self.line(&format!("{}{} {nm}[{size}];", self.d.local_prefix, (self.d.type_name)(u.dtype())));
                     self.names.insert(u.clone(), nm);
                 }
                 Ops::DEFINE_REG => {

@@ -128,9 +128,11 @@ impl Tensor {
         self.full_like(1.0)
     }
 
-    /// `[0, 1, ..., n-1]` as int32 (computed in the kernel that uses it; no memory).
+    /// `[0, 1, ..., n-1]` as int32, or int64 when `n` passes 2^31 (computed in the kernel that
+    /// uses it; no memory).
     pub fn arange(n: usize) -> Tensor {
-        Tensor::iota(n, DType::I32, &default_device())
+        let dtype = if n > i32::MAX as usize { DType::I64 } else { DType::I32 };
+        Tensor::iota(n, dtype, &default_device())
     }
 
     pub(crate) fn iota(n: usize, dtype: DType, device: &str) -> Tensor {

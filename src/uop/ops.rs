@@ -71,7 +71,8 @@ pub enum Ops {
     SHR,
     // ---- ternary ALU ----
     WHERE,
-    /// `a * b + c`.
+    /// `a * b + c`; for floats rounded once (fused, C's `fma`). The linearizer uses it for
+    /// the accumulate step of a reduce of products (matmul, conv).
     MULACC,
 
     // ---- casts ----
@@ -85,6 +86,8 @@ pub enum Ops {
     DEFINE_VAR,
     /// A register (accumulator), `arg = Int(id)`.
     DEFINE_REG,
+    /// A work-group local memory array (GPU), pointer dtype, `src = [size]`, `arg = Int(id)`.
+    DEFINE_LOCAL,
     /// A loop index: `src = [end]`, `arg = Range(id, AxisType)`; in a linear program it opens
     /// a loop.
     RANGE,

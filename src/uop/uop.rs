@@ -416,6 +416,26 @@ impl UOp {
         }
     }
 
+    /// One accumulate step of a reduce, `reduce_step` except for float sums of products: `acc +
+    /// a*b` becomes one fused MULACC, and an unrolled dot product `MULACC(a1, b1, a0*b0)` is
+    /// re-rooted on the accumulator (`MULACC(a1, b1, MULACC(a0, b0, acc))`), so a matmul's
+    /// inner loop is a chain of FMAs.
+    pub fn accumulate(op: Ops, acc: &UOp, x: &UOp) -> UOp {
+        if op == Ops::ADD && x.dtype().is_float() {
+            match x.op() {
+                Ops::MUL => {
+                    return UOp::alu(Ops::MULACC, vec![x.src()[0].clone(), x.src()[1].clone(), acc.clone()]);
+                }
+                Ops::MULACC => {
+                    let below = UOp::accumulate(op, acc, &x.src()[2]);
+                    return UOp::alu(Ops::MULACC, vec![x.src()[0].clone(), x.src()[1].clone(), below]);
+                }
+                _ => {}
+            }
+        }
+        UOp::reduce_step(op, acc, x)
+    }
+
     /// `MAX(self, o)` (named so it cannot be confused with `Ord::max`).
     pub fn maximum(&self, o: &UOp) -> UOp {
         UOp::alu(Ops::MAX, vec![self.clone(), o.clone()])

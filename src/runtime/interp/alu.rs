@@ -193,7 +193,7 @@ pub(super) fn unary_fn(op: Ops, s: Scalar) -> Option<UnFn> {
 
 /// `a * b + c` as two separately rounded operations (C without contraction).
 fn mulacc<T: Arith>(a: u64, b: u64, c: u64) -> u64 {
-    T::from_slot(a).mul(T::from_slot(b)).add(T::from_slot(c)).to_slot()
+    T::from_slot(a).mul_add(T::from_slot(b), T::from_slot(c)).to_slot()
 }
 
 pub(super) fn mulacc_fn(s: Scalar) -> Option<TerFn> {

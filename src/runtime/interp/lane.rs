@@ -28,6 +28,10 @@ pub(super) trait Arith: Lane {
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     fn neg(self) -> Self;
+    /// `self * b + c`; floats round once (a fused multiply-add, like C's `fma`).
+    fn mul_add(self, b: Self, c: Self) -> Self {
+        self.mul(b).add(c)
+    }
 }
 
 /// Integer-only ops, total (division by zero gives 0, shift amounts are masked).
@@ -132,7 +136,7 @@ impl Lane for bool {
     }
 }
 
-/// f32 and f64 compute natively, exactly like C `float` / `double` (no fused operations).
+/// f32 and f64 compute natively, exactly like C `float` / `double` (fused only in MULACC).
 macro_rules! native_float_lanes {
     ($($t:ident : $bits:ty),*) => {$(
         impl Lane for $t {
@@ -164,6 +168,9 @@ macro_rules! native_float_lanes {
             }
             fn neg(self) -> Self {
                 -self
+            }
+            fn mul_add(self, b: Self, c: Self) -> Self {
+                $t::mul_add(self, b, c)
             }
         }
         impl Float for $t {
@@ -226,6 +233,9 @@ macro_rules! half_lanes {
             }
             fn neg(self) -> Self {
                 -self
+            }
+            fn mul_add(self, b: Self, c: Self) -> Self {
+                <$t>::from_f32(self.to_f32().mul_add(b.to_f32(), c.to_f32()))
             }
         }
         impl Float for $t {

@@ -384,7 +384,7 @@ fn vector_load_alu_store_and_gep() {
 }
 
 #[test]
-fn mulacc_is_not_fused() {
+fn float_mulacc_is_fused() {
     let (o, a) = (global(0, DType::F32), global(1, DType::F32));
     let zero = i32c(0);
     let (i1, i2) = (i32c(1), i32c(2));
@@ -396,7 +396,7 @@ fn mulacc_is_not_fused() {
     let prog = [o, a, zero, i1, i2, x, y, z, mac, st];
     let (xv, yv, zv) = (1.0f32 + f32::EPSILON, 1.0f32 - f32::EPSILON, -1.0f32);
     let res = run(&prog, &[vec![0; 4], f32_bytes(&[xv, yv, zv])], &[]).unwrap();
-    assert_eq!(f32s(&res[0]), vec![xv * yv + zv]);
+    assert_eq!(f32s(&res[0]), vec![xv.mul_add(yv, zv)]);
     assert_ne!(xv.mul_add(yv, zv), xv * yv + zv, "test inputs must tell fused from unfused");
 }
 
