@@ -8,7 +8,7 @@ use crate::uop::{Arg, AxisType, FxHashMap, Ops, UOp};
 
 /// Folds the next unrolled value into the ones before it (products into an FMA chain).
 fn combine(op: Ops, a: UOp, b: UOp) -> UOp {
-    UOp::accumulate(op, &a, &b)
+    UOp::accumulate(op, &a, &b, false)
 }
 
 /// Replaces range `r` by the constant `i` everywhere under `node`.

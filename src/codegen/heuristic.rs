@@ -1,6 +1,6 @@
 //! Hand-written optimization choices (used when no BEAM search result is cached):
 //! - THREAD: split the first output axis across the CPU's cores when there is enough work;
-//! - UPCAST: for reduce kernels, a register tile of up to 64 outputs (16 with gated loads) over the innermost output
+//! - UPCAST: for reduce kernels, a register tile of up to 8x32 outputs (16 with gated loads) over the innermost output
 //!   axis and one other, chosen for the fewest loads per output;
 //! - UNROLL: the innermost reduce axis, fully when short, else by 4;
 //! - GROUP (devices with work groups): a long reduce into few outputs is split across a work
@@ -41,7 +41,7 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
     }
 
     if !reduces.is_empty() {
-        // UPCAST: a register tile over up to two output axes, at most 64 outputs. It always
+        // UPCAST: a register tile over up to two output axes, at most 256 outputs. It always
         // includes the innermost output axis when it can (stores and usually loads are
         // contiguous along it, so the C compiler turns the tile into SIMD vectors), and picks
         // the other axis and the amounts that need the fewest loads per output: a load that
@@ -54,8 +54,13 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
             let threaded = opts.iter().any(|o| o.kind == OptKind::Thread && o.axis == pos(r));
             r.range_size() / if threaded { target.threads as i64 } else { 1 }
         };
-        let widths: &[i64] = if gated { &[4] } else { &[16, 8, 4] };
-        let amounts = |r: &UOp| -> Vec<i64> { widths.iter().copied().filter(|a| size_of(r) % a == 0).collect() };
+        // The SIMD axis as wide as two 16-lane vectors; the other axis up to 8 (8x32 keeps 16
+        // vector accumulators in registers: enough independent FMA chains to fill two FMA
+        // units, with room left for the operands).
+        let simd_widths: &[i64] = if gated { &[4] } else { &[32, 16, 8, 4] };
+        let other_widths: &[i64] = if gated { &[4] } else { &[8, 4, 2] };
+        let fits = |r: &UOp, ws: &[i64]| -> Vec<i64> { ws.iter().copied().filter(|a| size_of(r) % a == 0).collect() };
+        let amounts = |r: &UOp| fits(r, simd_widths);
         let cost = |tile: &[(&UOp, i64)]| -> f64 {
             let loads_needed: i64 =
                 loads.iter().map(|l| tile.iter().filter(|(r, _)| l.contains(r)).map(|(_, a)| a).product::<i64>()).sum();
@@ -63,7 +68,7 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         };
         // Larger tiles pay off when the reduce loop stays a loop; with a short, fully unrolled
         // reduce (a convolution's kernel row) the body is already long.
-        let max_tile = if gated { 16 } else { 64 };
+        let max_tile = if gated { 16 } else { 256 };
         let mut best: (f64, Vec<(UOp, i64)>) = (loads.len() as f64, Vec::new());
         let inner = outputs.last().filter(|r| !amounts(r).is_empty());
         let firsts: Vec<&UOp> = match inner {
@@ -76,7 +81,10 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
                 let mut options: Vec<Vec<(&UOp, i64)>> = vec![vec![(a, na)]];
                 for b in outputs.iter().filter(|b| *b != a) {
                     options.extend(
-                        amounts(b).into_iter().filter(|nb| na * nb <= max_tile).map(|nb| vec![(a, na), (b, nb)]),
+                        fits(b, other_widths)
+                            .into_iter()
+                            .filter(|nb| na * nb <= max_tile)
+                            .map(|nb| vec![(a, na), (b, nb)]),
                     );
                 }
                 for tile in options {
@@ -106,7 +114,7 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         } else {
             1
         };
-        if amount > 1 && amount * upcast <= 512 {
+        if amount > 1 && amount * upcast <= 1024 {
             opts.push(Opt { kind: OptKind::Unroll, axis: pos(last), amount });
         }
     }

@@ -205,12 +205,15 @@ impl Linearizer {
         self.prog.push(rr.clone());
         self.map.insert(r.clone(), rr.clone());
         self.emit_block(Some(r.clone()));
-        for red in self.reduce_of_last.get(r).cloned().unwrap_or_default() {
+        let last = self.reduce_of_last.get(r).cloned().unwrap_or_default();
+        // Enough accumulators in this loop to hide an FMA chain's latency (see `accumulate`).
+        let reroot = last.len() >= fma_chain_min_accumulators();
+        for red in last {
             let acc = self.accs[&red].clone();
             let Arg::Op(op) = red.arg() else { unreachable!() };
             let old = UOp::new(Ops::LOAD, red.dtype(), vec![acc.clone(), rr.clone()], Arg::None);
             let v = self.mapped(&red.src()[0]);
-            let new = UOp::accumulate(*op, &old, &v);
+            let new = UOp::accumulate(*op, &old, &v, reroot);
             self.prog.push(old.clone());
             for n in new.toposort() {
                 if n != old && n != v && !self.map.contains_key(&n) && !self.prog.contains(&n) {
@@ -221,6 +224,12 @@ impl Linearizer {
         }
         self.prog.push(UOp::new(Ops::END, DType::VOID, vec![rr], Arg::None));
     }
+}
+
+/// Accumulators sharing a loop (a register tile) from which unrolled dot products accumulate
+/// as one FMA chain: 8 vectors of 16 lanes keep two FMA units with 4-cycle latency busy.
+fn fma_chain_min_accumulators() -> usize {
+    crate::helpers::getenv_int("FMA_CHAIN", 128) as usize
 }
 
 /// The ranges each node depends on. REDUCEs over the same ranges share one loop nest, so each

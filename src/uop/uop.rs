@@ -417,17 +417,18 @@ impl UOp {
     }
 
     /// One accumulate step of a reduce, `reduce_step` except for float sums of products: `acc +
-    /// a*b` becomes one fused MULACC, and an unrolled dot product `MULACC(a1, b1, a0*b0)` is
-    /// re-rooted on the accumulator (`MULACC(a1, b1, MULACC(a0, b0, acc))`), so a matmul's
-    /// inner loop is a chain of FMAs.
-    pub fn accumulate(op: Ops, acc: &UOp, x: &UOp) -> UOp {
+    /// a*b` becomes one fused MULACC. With `reroot`, an unrolled dot product `MULACC(a1, b1,
+    /// a0*b0)` is re-rooted on the accumulator (`MULACC(a1, b1, MULACC(a0, b0, acc))`): a chain
+    /// of FMAs, the fewest instructions, but a loop-carried dependency through every one of them,
+    /// which only pays when many independent accumulators (a register tile) hide its latency.
+    pub fn accumulate(op: Ops, acc: &UOp, x: &UOp, reroot: bool) -> UOp {
         if op == Ops::ADD && x.dtype().is_float() {
             match x.op() {
                 Ops::MUL => {
                     return UOp::alu(Ops::MULACC, vec![x.src()[0].clone(), x.src()[1].clone(), acc.clone()]);
                 }
-                Ops::MULACC => {
-                    let below = UOp::accumulate(op, acc, &x.src()[2]);
+                Ops::MULACC if reroot => {
+                    let below = UOp::accumulate(op, acc, &x.src()[2], true);
                     return UOp::alu(Ops::MULACC, vec![x.src()[0].clone(), x.src()[1].clone(), below]);
                 }
                 _ => {}

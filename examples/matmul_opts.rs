@@ -1,0 +1,47 @@
+//! Times one N x N f32 matmul kernel with the heuristic opts or an explicit list, to explore
+//! what the code generator can do: `N=1024 OPTS=T0:2,U0:8,U1:32,R2:4 cargo run --release
+//! --example matmul_opts` (T=THREAD, U=UPCAST, R=UNROLL, S=Split; `axis:amount`, axes numbered
+//! as in DEBUG=3 after the previous opts). `SRC=1` prints the generated C.
+
+use ferrograd::codegen::get_program;
+use ferrograd::codegen::opts::{Opt, OptKind};
+use ferrograd::runtime::{get_device, DeviceMemory};
+use ferrograd::schedule::create_schedule;
+use ferrograd::Tensor;
+use std::sync::Arc;
+fn main() {
+    let n: usize = std::env::var("N").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
+    let a = Tensor::randn([n, n]).realize().unwrap();
+    let b = Tensor::randn([n, n]).realize().unwrap();
+    let c = a.matmul(&b);
+    let sched = create_schedule(&[c.uop()]);
+    let item = &sched.items[0];
+    let dev = get_device("CPU").unwrap();
+    let opts: Option<Vec<Opt>> = std::env::var("OPTS").ok().map(|s| {
+        s.split(',')
+            .map(|o| {
+                let kind = match &o[..1] {
+                    "T" => OptKind::Thread,
+                    "U" => OptKind::Upcast,
+                    "R" => OptKind::Unroll,
+                    "S" => OptKind::Split,
+                    _ => panic!("{o}"),
+                };
+                let (ax, am) = o[1..].split_once(':').unwrap();
+                Opt { kind, axis: ax.parse().unwrap(), amount: am.parse().unwrap() }
+            })
+            .collect()
+    });
+    let spec = get_program(&item.ast, dev.renderer(), opts.as_deref());
+    println!("{} {:?}", spec.name, spec.opts);
+    if std::env::var("SRC").is_ok() {
+        println!("{}", spec.src);
+    }
+    let prog = dev.compile(&[Arc::new(spec)]).unwrap().remove(0);
+    let mems: Vec<&DeviceMemory> = item.bufs.iter().map(|b| b.memory().unwrap()).collect();
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        best = best.min(prog.launch(&mems, &[], true).unwrap());
+    }
+    println!("{:.1} GFLOP/s", 2.0 * (n * n * n) as f64 / best / 1e9);
+}
