@@ -54,12 +54,16 @@ fn expand_unrolls(ast: &UOp) -> UOp {
     }
 }
 
-/// Replicates the stores that depend on an UPCAST range once per value of the range.
-fn expand_upcasts(ast: &UOp) -> UOp {
+/// Replicates the stores that depend on an UPCAST range (other than `keep`) once per value of
+/// the range.
+fn expand_upcasts(ast: &UOp, keep: Option<&UOp>) -> UOp {
     let mut stores: Vec<UOp> = ast.src().to_vec();
     // In id order, so the upcast applied last varies fastest among the replicated stores.
-    let mut upcasts: Vec<UOp> =
-        ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Upcast).collect();
+    let mut upcasts: Vec<UOp> = ast
+        .toposort()
+        .into_iter()
+        .filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Upcast && Some(n) != keep)
+        .collect();
     upcasts.sort_by_key(|r| r.range_arg().0);
     for r in &upcasts {
         stores = stores
@@ -76,7 +80,8 @@ fn expand_upcasts(ast: &UOp) -> UOp {
     ast.with_src(stores)
 }
 
-/// Expands all UNROLL and UPCAST ranges of a kernel AST.
-pub fn expand(ast: &UOp) -> UOp {
-    expand_upcasts(&expand_unrolls(ast))
+/// Expands all UNROLL and UPCAST ranges of a kernel AST, except the UPCAST `keep` (which the
+/// vectorizer turns into vector lanes).
+pub fn expand(ast: &UOp, keep: Option<&UOp>) -> UOp {
+    expand_upcasts(&expand_unrolls(ast), keep)
 }

@@ -60,7 +60,15 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         let simd_widths: &[i64] = if gated { &[4] } else { &[32, 16, 8, 4] };
         let other_widths: &[i64] = if gated { &[4] } else { &[8, 4, 2] };
         let fits = |r: &UOp, ws: &[i64]| -> Vec<i64> { ws.iter().copied().filter(|a| size_of(r) % a == 0).collect() };
-        let amounts = |r: &UOp| fits(r, simd_widths);
+        // A short innermost axis (a convolution's output row of 26) is upcast whole.
+        let amounts = |r: &UOp| {
+            let n = size_of(r);
+            if !gated && (2..=32).contains(&n) {
+                vec![n]
+            } else {
+                fits(r, simd_widths)
+            }
+        };
         let cost = |tile: &[(&UOp, i64)]| -> f64 {
             let loads_needed: i64 =
                 loads.iter().map(|l| tile.iter().filter(|(r, _)| l.contains(r)).map(|(_, a)| a).product::<i64>()).sum();

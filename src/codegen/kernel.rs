@@ -9,6 +9,7 @@ use super::linearize::linearize;
 use super::lower::lower;
 use super::opts::{apply_opts, Opt, OptKind};
 use super::program::ProgramSpec;
+use super::vectorize::{vector_axis, vectorize};
 use crate::renderer::Renderer;
 use crate::uop::symbolic::simplify;
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
@@ -77,7 +78,16 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
         .filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Thread)
         .map(|r| r.range_size() as usize)
         .product();
-    let ast = expand(&ast);
+    // The innermost UPCAST axis becomes vector lanes where the target has SIMD vectors.
+    let (ast, vector) = match vector_axis(&ast, target) {
+        Some((ast, axis)) => (ast, Some(axis)),
+        None => (ast, None),
+    };
+    let ast = expand(&ast, vector.as_ref());
+    let ast = match &vector {
+        Some(axis) => vectorize(&ast, axis),
+        None => ast,
+    };
     let (ast, launch) = if target.has_local {
         map_to_global(&ast, target)
     } else {

@@ -195,8 +195,17 @@ impl Linearizer {
             let id = self.accs.len() as i64;
             let acc = UOp::new(Ops::DEFINE_REG, red.dtype(), vec![], Arg::Int(id));
             let Arg::Op(op) = red.arg() else { panic!("REDUCE without op") };
-            let init = UOp::cnst(red.dtype(), op.reduce_identity(red.dtype()));
+            let identity = UOp::cnst(red.dtype().base(), op.reduce_identity(red.dtype().base()));
+            let init = if red.dtype().count > 1 {
+                let lanes = vec![identity; red.dtype().count as usize];
+                UOp::new(Ops::VECTORIZE, red.dtype(), lanes, Arg::None)
+            } else {
+                identity
+            };
             self.prog.push(acc.clone());
+            if init.op() == Ops::VECTORIZE {
+                self.prog.push(init.src()[0].clone());
+            }
             self.prog.push(init.clone());
             self.prog.push(UOp::new(Ops::STORE, DType::VOID, vec![acc.clone(), init], Arg::None));
             self.accs.insert(red, acc);
@@ -207,7 +216,8 @@ impl Linearizer {
         self.emit_block(Some(r.clone()));
         let last = self.reduce_of_last.get(r).cloned().unwrap_or_default();
         // Enough accumulators in this loop to hide an FMA chain's latency (see `accumulate`).
-        let reroot = last.len() >= fma_chain_min_accumulators();
+        let lanes: usize = last.iter().map(|r| r.dtype().count as usize).sum();
+        let reroot = lanes >= fma_chain_min_accumulators();
         for red in last {
             let acc = self.accs[&red].clone();
             let Arg::Op(op) = red.arg() else { unreachable!() };
@@ -226,7 +236,7 @@ impl Linearizer {
     }
 }
 
-/// Accumulators sharing a loop (a register tile) from which unrolled dot products accumulate
+/// Accumulator lanes sharing a loop (a register tile) from which unrolled dot products accumulate
 /// as one FMA chain: 8 vectors of 16 lanes keep two FMA units with 4-cycle latency busy.
 fn fma_chain_min_accumulators() -> usize {
     crate::helpers::getenv_int("FMA_CHAIN", 128) as usize
@@ -345,5 +355,23 @@ pub fn linearize(sink: &UOp) -> Vec<UOp> {
         lin.block.insert(n.clone(), b);
     }
     lin.emit_block(None);
-    lin.prog
+    drop_dead_values(lin.prog)
+}
+
+/// Removes values nothing uses (an unrolled dot product's chain that the accumulate step
+/// re-rooted on the accumulator, for one): walking backwards, a pure value is kept only when a
+/// kept node uses it.
+fn drop_dead_values(prog: Vec<UOp>) -> Vec<UOp> {
+    let pure = |u: &UOp| {
+        u.op().is_alu() || matches!(u.op(), Ops::CAST | Ops::BITCAST | Ops::VECTORIZE | Ops::GEP | Ops::CONST)
+    };
+    let mut live: FxHashSet<UOp> = FxHashSet::default();
+    let mut keep = vec![false; prog.len()];
+    for (i, u) in prog.iter().enumerate().rev() {
+        if !pure(u) || live.contains(u) {
+            keep[i] = true;
+            live.extend(u.src().iter().cloned());
+        }
+    }
+    prog.into_iter().zip(keep).filter_map(|(u, k)| k.then_some(u)).collect()
 }

@@ -9,6 +9,7 @@ pub mod linearize;
 pub mod lower;
 pub mod opts;
 pub mod program;
+pub mod vectorize;
 
 pub use kernel::get_program;
 pub use program::ProgramSpec;

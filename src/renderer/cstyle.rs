@@ -323,6 +323,33 @@ fn c_math_fn(name: &str, dt: DType) -> String {
     }
 }
 
+/// Name of the typedef for a vector dtype: `vfloat16`, `vunsigned_int8`.
+fn vector_name(dt: DType, type_name: fn(DType) -> &'static str) -> String {
+    format!("v{}{}", type_name(dt.base()).replace(' ', "_"), dt.count)
+}
+
+/// A GCC/Clang vector type (unaligned, may alias its elements) and, for floats, its fused
+/// multiply-add (a lane loop the compiler turns into one vector FMA instruction).
+fn vector_typedef(dt: DType, type_name: fn(DType) -> &'static str) -> String {
+    let (elem, name, n) = (type_name(dt.base()), vector_name(dt, type_name), dt.count as usize);
+    let size = dt.base().itemsize() * n;
+    let align = dt.base().itemsize();
+    // Guarded: the CPU device compiles several kernels as one C file.
+    let mut out = format!(
+        "#ifndef FG_{name}\n#define FG_{name}\n\
+         typedef {elem} {name} __attribute__((vector_size({size}), aligned({align}), may_alias));\n\
+         static inline {name} __bcast_{name}({elem} x) {{ {name} r; for (int i = 0; i < {n}; i++) r[i] = x; return r; }}\n"
+    );
+    if dt.is_float() {
+        let f = if dt.scalar == Scalar::F64 { "__builtin_fma" } else { "__builtin_fmaf" };
+        out.push_str(&format!(
+            "static inline {name} __fma_{name}({name} a, {name} b, {name} c) {{ {name} r; for (int i = 0; i < {n}; i++) r[i] = {f}(a[i], b[i], c[i]); return r; }}\n"
+        ));
+    }
+    out.push_str("#endif\n");
+    out
+}
+
 impl Renderer for CStyleRenderer {
     fn target(&self) -> &Target {
         &self.target
@@ -341,6 +368,8 @@ struct Render<'a> {
     body: String,
     depth: usize,
     counters: FxHashMap<&'static str, usize>,
+    /// Vector types used (element dtype, lanes), for their typedefs.
+    vectors: Vec<DType>,
 }
 
 impl<'a> Render<'a> {
@@ -359,7 +388,20 @@ impl<'a> Render<'a> {
             body: String::new(),
             depth: 1,
             counters: FxHashMap::default(),
+            vectors: Vec::new(),
         }
+    }
+
+    /// Type name of a value dtype: the dialect's scalar name, or a vector typedef (`vfloat16`)
+    /// that is declared before the kernel.
+    fn ty(&mut self, dt: DType) -> String {
+        if dt.count <= 1 || dt.ptr {
+            return (self.d.type_name)(dt).to_string();
+        }
+        if !self.vectors.contains(&dt) {
+            self.vectors.push(dt);
+        }
+        vector_name(dt, self.d.type_name)
     }
 
     /// A literal in this dialect.
@@ -437,6 +479,9 @@ impl<'a> Render<'a> {
                 }
             }
             Ops::WHERE => format!("({}?{}:{})", s[0], s[1], s[2]),
+            Ops::MULACC if dt.count > 1 => {
+                format!("__fma_{}({},{},{})", vector_name(dt, self.d.type_name), s[0], s[1], s[2])
+            }
             Ops::MULACC if dt.is_float() => format!("{}({},{},{})", (self.d.math_fn)("fma", dt), s[0], s[1], s[2]),
             Ops::MULACC => format!("(({}*{})+{})", s[0], s[1], s[2]),
             Ops::CAST => return c_cast(s[0], sdt, dt, self.d.type_name),
@@ -522,9 +567,31 @@ impl<'a> Render<'a> {
                     params.push((usize::MAX, format!("{} {vname}", (self.d.type_name)(u.dtype()))));
                     self.names.insert(u.clone(), vname.to_string());
                 }
+                Ops::CONST if u.dtype().count > 1 => {
+                    let c = u.const_value().expect("CONST without value");
+                    let one = self.lit(c, u.dtype().base());
+                    let t = self.ty(u.dtype());
+                    self.names.insert(u.clone(), format!("__bcast_{t}({one})"));
+                }
                 Ops::CONST => {
                     let c = u.const_value().expect("CONST without value");
                     self.names.insert(u.clone(), self.lit(c, u.dtype()));
+                }
+                Ops::VECTORIZE => {
+                    let t = self.ty(u.dtype());
+                    let expr = if u.src().iter().all(|x| x == &u.src()[0]) {
+                        format!("__bcast_{t}({})", self.n(&u.src()[0]))
+                    } else {
+                        let lanes: Vec<&str> = u.src().iter().map(|x| self.n(x)).collect();
+                        format!("(({t}){{{}}})", lanes.join(","))
+                    };
+                    let nm = self.fresh("vec");
+                    self.line(&format!("{t} {nm} = {expr};"));
+                    self.names.insert(u.clone(), nm);
+                }
+                Ops::GEP => {
+                    let text = format!("{}[{}]", self.n(&u.src()[0]), u.arg_int());
+                    self.names.insert(u.clone(), text);
                 }
                 Ops::SPECIAL => {
                     let Arg::Special(kind, dim) = u.arg() else { unreachable!() };
@@ -550,7 +617,8 @@ impl<'a> Render<'a> {
                 }
                 Ops::DEFINE_REG => {
                     let nm = self.fresh("acc");
-                    self.line(&format!("{} {nm};", (self.d.type_name)(u.dtype())));
+                    let t = self.ty(u.dtype());
+                    self.line(&format!("{t} {nm};"));
                     self.names.insert(u.clone(), nm);
                 }
                 Ops::RANGE if u.range_arg().1 == AxisType::Thread => {
@@ -595,18 +663,29 @@ impl<'a> Render<'a> {
                         self.names.insert(u.clone(), nm);
                         continue;
                     }
-                    let addr = self.n(src).to_owned();
+                    let t = self.ty(u.dtype());
+                    let mut addr = self.n(src).to_owned();
+                    let mut zero = self.lit(ConstValue::Int(0), u.dtype().base());
+                    if u.dtype().count > 1 {
+                        // Consecutive elements from the scalar index, as one (unaligned) vector.
+                        addr = format!("*({t}*)(&{addr})");
+                        zero = format!("(({t}){{0}})");
+                    }
                     let expr = match src.src().get(2) {
-                        Some(gate) => format!("({}?{addr}:{})", self.n(gate), self.lit(ConstValue::Int(0), u.dtype())),
+                        Some(gate) => format!("({}?{addr}:{zero})", self.n(gate)),
                         None => addr,
                     };
                     let nm = self.fresh("val");
-                    self.line(&format!("{} {nm} = {expr};", (self.d.type_name)(u.dtype())));
+                    self.line(&format!("{t} {nm} = {expr};"));
                     self.names.insert(u.clone(), nm);
                 }
                 Ops::STORE => {
                     let (dst, val) = (&u.src()[0], self.n(&u.src()[1]).to_owned());
-                    let target = self.n(dst).to_owned();
+                    let mut target = self.n(dst).to_owned();
+                    let vdt = u.src()[1].dtype();
+                    if dst.op() == Ops::INDEX && vdt.count > 1 {
+                        target = format!("*({}*)(&{target})", self.ty(vdt));
+                    }
                     match dst.src().get(2).filter(|_| dst.op() == Ops::INDEX) {
                         Some(gate) => {
                             let g = self.n(gate).to_owned();
@@ -618,11 +697,13 @@ impl<'a> Render<'a> {
                 Ops::SINK => {}
                 op if op.is_alu() || op == Ops::CAST || op == Ops::BITCAST => {
                     let expr = self.alu_expr(u);
-                    if self.uses.get(u).copied().unwrap_or(0) <= 1 && op != Ops::BITCAST {
+                    // Vectors always get a variable (a lane is read as `name[k]`).
+                    if self.uses.get(u).copied().unwrap_or(0) <= 1 && op != Ops::BITCAST && u.dtype().count <= 1 {
                         self.names.insert(u.clone(), expr);
                     } else {
                         let nm = self.fresh("alu");
-                        self.line(&format!("{} {nm} = {expr};", (self.d.type_name)(u.dtype())));
+                        let t = self.ty(u.dtype());
+                        self.line(&format!("{t} {nm} = {expr};"));
                         self.names.insert(u.clone(), nm);
                     }
                 }
@@ -632,6 +713,9 @@ impl<'a> Render<'a> {
         params.sort_by_key(|(i, _)| *i);
         let mut out = String::new();
         out.push_str(self.d.prelude);
+        for dt in &self.vectors {
+            out.push_str(&vector_typedef(*dt, self.d.type_name));
+        }
         let sig: Vec<&str> = params.iter().map(|(_, p)| p.as_str()).collect();
         let inner = if self.d.cpu_entry { format!("{name}_body") } else { name.to_string() };
         let mut sig: Vec<String> = sig.into_iter().map(String::from).collect();

@@ -23,6 +23,9 @@ pub struct Target {
     /// Largest local size per dimension and in total (GPU).
     pub local_max: [usize; 3],
     pub local_max_total: usize,
+    /// Width in bytes of the SIMD registers that the innermost UPCAST axis is rendered for, as
+    /// explicit vectors (0: no explicit vectors; the axis is unrolled into scalars).
+    pub simd_bytes: usize,
 }
 
 impl Target {
@@ -37,8 +40,23 @@ impl Target {
             global_max: [usize::MAX; 3],
             local_max: [1; 3],
             local_max_total: 1,
+            simd_bytes: host_simd_bytes(),
         }
     }
+}
+
+/// The widest SIMD registers of this CPU (the C compiler targets it with `-march=native`).
+fn host_simd_bytes() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 64;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return 32;
+        }
+    }
+    16
 }
 
 /// Prints a linearized program in one dialect.

@@ -176,6 +176,7 @@ pub fn cuda_target(device: &str) -> Target {
     t.global_max = [i32::MAX as usize, 65535, 65535];
     t.local_max = [1024, 1024, 64];
     t.local_max_total = 1024;
+    t.simd_bytes = 0;
     t
 }
 

@@ -249,6 +249,7 @@ impl ClDevice {
             global_max: [i32::MAX as usize; 3],
             local_max,
             local_max_total: info.max_work_group_size().unwrap_or(1).max(1),
+            simd_bytes: 0,
             ..Target::cpu(name)
         };
         // Correctly rounded float division and sqrt where the device offers them, so results

@@ -1,0 +1,189 @@
+//! Explicit SIMD vectors: the innermost UPCAST axis of a kernel becomes the lanes of vector
+//! values instead of being unrolled into scalars, so the C compiler gets vector loads, vector
+//! FMAs and vector accumulators instead of having to rediscover them.
+//!
+//! Every node that depends on the axis gets one of three forms: the same scalar in every lane
+//! (it does not depend on the axis), one vector value, or one scalar per lane. Loads and
+//! stores whose address moves by one element per lane (and whose gate is the same in every
+//! lane) become vector loads and stores; float arithmetic on vectors stays vector; sum
+//! reductions of vectors keep vector accumulators. Everything else (index math, comparisons,
+//! casts, transcendental functions, other reductions) is computed lane by lane, which is
+//! always correct and is what the scalar expansion did anyway.
+
+use super::opts::{kernel_ranges, shift_to};
+use crate::renderer::Target;
+use crate::uop::symbolic::simplify;
+use crate::uop::{Arg, AxisType, DType, FxHashMap, Ops, Scalar, UOp};
+
+/// How a node looks with the vector axis turned into lanes.
+#[derive(Clone)]
+enum Lanes {
+    /// The same in every lane (the node does not depend on the axis).
+    Same(UOp),
+    /// One vector value.
+    Vector(UOp),
+    /// One scalar per lane.
+    Each(Vec<UOp>),
+}
+
+impl Lanes {
+    fn lane(&self, k: usize) -> UOp {
+        match self {
+            Lanes::Same(n) => n.clone(),
+            Lanes::Vector(v) => UOp::new(Ops::GEP, v.dtype().base(), vec![v.clone()], Arg::Int(k as i64)),
+            Lanes::Each(l) => l[k].clone(),
+        }
+    }
+    fn vector(&self, w: usize) -> UOp {
+        match self {
+            Lanes::Vector(v) => v.clone(),
+            _ => {
+                let lanes: Vec<UOp> = (0..w).map(|k| self.lane(k)).collect();
+                UOp::new(Ops::VECTORIZE, lanes[0].dtype().vec(w as u8), lanes, Arg::None)
+            }
+        }
+    }
+    fn is_same(&self) -> bool {
+        matches!(self, Lanes::Same(_))
+    }
+}
+
+/// Element types that live in vector registers (no bools, no 16-bit floats).
+fn vector_element(dt: DType) -> bool {
+    matches!(dt.scalar, Scalar::F32 | Scalar::F64 | Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64)
+}
+
+/// Float arithmetic that C vector extensions (and every backend's vector types) support.
+fn vector_alu(n: &UOp) -> bool {
+    n.dtype().is_float()
+        && vector_element(n.dtype())
+        && matches!(n.op(), Ops::ADD | Ops::SUB | Ops::MUL | Ops::FDIV | Ops::NEG | Ops::MULACC)
+}
+
+/// Picks the vector axis of an optimized kernel: its innermost UPCAST axis (the one applied
+/// last), narrowed to what one SIMD register holds (the rest of it stays a scalar upcast).
+/// Returns the kernel (with the axis split when it was wider) and the axis, or `None` where
+/// the target has no vectors or the axis is shorter than 4 lanes.
+pub fn vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
+    if target.simd_bytes == 0 {
+        return None;
+    }
+    let topo = ast.toposort();
+    if topo.iter().any(|n| matches!(n.dtype().scalar, Scalar::F16 | Scalar::BF16)) {
+        return None;
+    }
+    let axis = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Upcast).last()?;
+    let widest = topo.iter().filter(|n| n.dtype().is_float()).map(|n| n.dtype().itemsize()).max().unwrap_or(4).max(4);
+    let max_lanes = (target.simd_bytes / widest) as i64;
+    let size = axis.range_size();
+    let mut lanes = 1;
+    while lanes * 2 <= max_lanes && size % (lanes * 2) == 0 {
+        lanes *= 2;
+    }
+    if lanes < 4 {
+        return None;
+    }
+    if lanes == size {
+        return Some((ast.clone(), axis));
+    }
+    let split = shift_to(ast, &axis, lanes, AxisType::Upcast, false);
+    let inner = kernel_ranges(&split).into_iter().max_by_key(|r| r.range_arg().0)?;
+    Some((split, inner))
+}
+
+/// Turns `axis` (an UPCAST range, not yet expanded) into vector lanes.
+pub fn vectorize(ast: &UOp, axis: &UOp) -> UOp {
+    let w = axis.range_size() as usize;
+    let mut memo: FxHashMap<UOp, Lanes> = FxHashMap::default();
+    let mut stores: Vec<UOp> = Vec::new();
+    for n in ast.toposort() {
+        let srcs: Vec<Lanes> = n.src().iter().map(|s| memo[s].clone()).collect();
+        if n.op() == Ops::SINK {
+            for s in &srcs {
+                match s {
+                    Lanes::Same(x) | Lanes::Vector(x) => stores.push(x.clone()),
+                    Lanes::Each(l) => stores.extend(l.iter().cloned()),
+                }
+            }
+            continue;
+        }
+        let out = if &n == axis {
+            Lanes::Each((0..w).map(|k| UOp::int(n.dtype(), k as i64)).collect())
+        } else if srcs.iter().all(Lanes::is_same) {
+            Lanes::Same(n.clone())
+        } else {
+            match n.op() {
+                Ops::LOAD => load(&n, &srcs[0], w),
+                Ops::STORE => store(&n, &srcs[0], &srcs[1], w),
+                Ops::REDUCE => reduce(&n, &srcs, w),
+                _ if vector_alu(&n) => {
+                    let vs: Vec<UOp> = srcs.iter().map(|s| s.vector(w)).collect();
+                    Lanes::Vector(UOp::new(n.op(), n.dtype().vec(w as u8), vs, n.arg().clone()))
+                }
+                _ => per_lane(&n, &srcs, w),
+            }
+        };
+        memo.insert(n, out);
+    }
+    ast.with_src(stores)
+}
+
+/// The node once per lane, from its sources' lanes.
+fn per_lane(n: &UOp, srcs: &[Lanes], w: usize) -> Lanes {
+    Lanes::Each((0..w).map(|k| n.with_src(srcs.iter().map(|s| s.lane(k)).collect())).collect())
+}
+
+/// For an INDEX in per-lane form: lane 0's INDEX when the lanes address consecutive elements
+/// with one gate, else `None`.
+fn contiguous(index: &Lanes, w: usize) -> Option<UOp> {
+    let Lanes::Each(lanes) = index else { return None };
+    let first = &lanes[0];
+    let gate = first.src().get(2);
+    for (k, l) in lanes.iter().enumerate() {
+        if l.src().get(2) != gate {
+            return None;
+        }
+        let step = simplify(&(&l.src()[1] - &first.src()[1]));
+        if step.as_int() != Some(k as i64) {
+            return None;
+        }
+    }
+    debug_assert_eq!(lanes.len(), w);
+    Some(first.clone())
+}
+
+fn load(n: &UOp, index: &Lanes, w: usize) -> Lanes {
+    match contiguous(index, w) {
+        Some(first) if vector_element(n.dtype()) => {
+            Lanes::Vector(UOp::new(Ops::LOAD, n.dtype().vec(w as u8), vec![first], n.arg().clone()))
+        }
+        _ => per_lane(n, std::slice::from_ref(index), w),
+    }
+}
+
+fn store(n: &UOp, index: &Lanes, value: &Lanes, w: usize) -> Lanes {
+    let dt = n.src()[1].dtype();
+    match contiguous(index, w) {
+        Some(first) if vector_element(dt) => Lanes::Same(n.with_src(vec![first, value.vector(w)])),
+        _ => per_lane(n, &[index.clone(), value.clone()], w),
+    }
+}
+
+fn reduce(n: &UOp, srcs: &[Lanes], w: usize) -> Lanes {
+    let Arg::Op(op) = n.arg() else { unreachable!("REDUCE without op") };
+    let ranges: Vec<UOp> = n.src()[1..].to_vec();
+    if *op == Ops::ADD && n.dtype().is_float() && vector_element(n.dtype()) {
+        let mut src = vec![srcs[0].vector(w)];
+        src.extend(ranges);
+        return Lanes::Vector(UOp::new(Ops::REDUCE, n.dtype().vec(w as u8), src, n.arg().clone()));
+    }
+    Lanes::Each(
+        (0..w)
+            .map(|k| {
+                let mut src = vec![srcs[0].lane(k)];
+                src.extend(ranges.iter().cloned());
+                n.with_src(src)
+            })
+            .collect(),
+    )
+}
