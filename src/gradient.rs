@@ -3,7 +3,8 @@
 
 use crate::tensor::Tensor;
 use crate::uop::uop::toposort_many;
-use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp};
+use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Gradients of the sources of `node` given the gradient `g` of `node` (same shape). `None`
 /// for sources that get no gradient (conditions, integer indices, detached values).
@@ -114,8 +115,49 @@ fn prod_of_others(x: &Tensor, axes: &[usize]) -> Tensor {
     others.cast(x.dtype()).reshape(moved_shape).permute(inv)
 }
 
+/// A node's own backward, replacing the primitive rules below it: given the node's gradient
+/// and the nodes that need one, gradients for some of its ancestors. A convolution uses one so
+/// that its input gradient is a transposed convolution (one clean kernel) rather than the
+/// gradient of its sliding-window view (scatter-adds with div/mod index math).
+pub(crate) type CustomGradient = Arc<dyn Fn(&Tensor, &FxHashSet<UOp>) -> Vec<(UOp, Tensor)> + Send + Sync>;
+
+type CustomGradients = Mutex<FxHashMap<usize, (WeakUOp, CustomGradient)>>;
+static CUSTOM_GRADIENTS: OnceLock<CustomGradients> = OnceLock::new();
+
+fn custom_gradients() -> &'static CustomGradients {
+    CUSTOM_GRADIENTS.get_or_init(|| Mutex::new(FxHashMap::default()))
+}
+
+/// Gives `node` its own backward (kept while the node lives).
+pub(crate) fn set_custom_gradient(node: &UOp, f: CustomGradient) {
+    let mut map = custom_gradients().lock().unwrap_or_else(|e| e.into_inner());
+    map.retain(|_, (w, _)| w.is_alive());
+    map.insert(node.id(), (node.downgrade(), f));
+}
+
+fn custom_gradient(node: &UOp) -> Option<CustomGradient> {
+    let map = custom_gradients().lock().unwrap_or_else(|e| e.into_inner());
+    let (w, f) = map.get(&node.id())?;
+    (w.upgrade().as_ref() == Some(node)).then(|| f.clone())
+}
+
 /// Gradients of `root` with respect to each node in `targets`, given `root`'s gradient.
 pub fn compute_gradient(root: &UOp, root_grad: &Tensor, targets: &FxHashSet<UOp>) -> FxHashMap<UOp, Tensor> {
+    gradient_of(root, root_grad, targets, true)
+}
+
+/// `compute_gradient` with the primitive rules at `root` itself (not its custom backward):
+/// what a custom backward calls for the parts it leaves to the primitive rules.
+pub(crate) fn primitive_gradient(root: &UOp, root_grad: &Tensor, targets: &FxHashSet<UOp>) -> FxHashMap<UOp, Tensor> {
+    gradient_of(root, root_grad, targets, false)
+}
+
+fn gradient_of(
+    root: &UOp,
+    root_grad: &Tensor,
+    targets: &FxHashSet<UOp>,
+    custom_at_root: bool,
+) -> FxHashMap<UOp, Tensor> {
     let topo = toposort_many(std::slice::from_ref(root));
     // Only nodes on a path to a target need a gradient.
     let mut needed: FxHashSet<UOp> = FxHashSet::default();
@@ -138,16 +180,20 @@ pub fn compute_gradient(root: &UOp, root_grad: &Tensor, targets: &FxHashSet<UOp>
         if !n.src().iter().any(|s| needed.contains(s)) {
             continue;
         }
-        for (s, sg) in n.src().iter().zip(backward_rule(n, &g)) {
-            let Some(sg) = sg else { continue };
-            if !needed.contains(s) {
+        let custom = if custom_at_root || n != root { custom_gradient(n) } else { None };
+        let pairs: Vec<(UOp, Tensor)> = match custom {
+            Some(f) => f(&g, &needed),
+            None => n.src().iter().cloned().zip(backward_rule(n, &g)).filter_map(|(s, sg)| Some((s, sg?))).collect(),
+        };
+        for (s, sg) in pairs {
+            if !needed.contains(&s) {
                 continue;
             }
-            let acc = match grads.remove(s) {
+            let acc = match grads.remove(&s) {
                 Some(prev) => prev + sg,
                 None => sg,
             };
-            grads.insert(s.clone(), acc);
+            grads.insert(s, acc);
         }
     }
     out

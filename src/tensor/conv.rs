@@ -122,6 +122,9 @@ impl Tensor {
         let axes: Vec<isize> = (1..=(n as isize + 1)).map(|i| -i).collect();
         let out = (win * weight.reshape(wshape)).sum_axis(axes);
         let out = out.reshape([bs, cout].into_iter().chain(o).collect::<Vec<_>>());
+        if !crate::tensor::is_no_grad() {
+            conv_backward(&out, &x, weight, s, d, g);
+        }
         match bias {
             None => out,
             Some(b) => {
@@ -218,4 +221,50 @@ impl Tensor {
         assert_eq!(weight.ndim(), 5, "conv_transpose3d: weight must be 5-D, shape is {:?}", weight.shape());
         self.conv_transpose(weight, bias, opts)
     }
+}
+
+/// The backward of a convolution `out = conv(xpad, weight)` (`xpad` already padded): the input
+/// gradient is a transposed convolution of the output gradient (one kernel of the same shape
+/// as a forward convolution), the weight gradient the primitive rules' reduce over the batch
+/// and output positions.
+fn conv_backward(out: &Tensor, xpad: &Tensor, weight: &Tensor, s: &[usize], d: &[usize], g: usize) {
+    // Weak references: the registry must not keep the graph (and its buffers) alive; while
+    // `out` lives, so do its sources.
+    let (out_weak, x_weak, w_weak) = (out.uop().downgrade(), xpad.uop().downgrade(), weight.uop().downgrade());
+    let (s, d) = (s.to_vec(), d.to_vec());
+    let (padded, k) = (xpad.shape(), weight.shape()[2..].to_vec());
+    crate::gradient::set_custom_gradient(
+        &out.uop(),
+        std::sync::Arc::new(move |grad: &Tensor, needed| {
+            let (Some(out_node), Some(x_node), Some(w_node)) = (out_weak.upgrade(), x_weak.upgrade(), w_weak.upgrade())
+            else {
+                return Vec::new();
+            };
+            let w_keep = Tensor::from_uop(w_node.clone());
+            let mut grads = Vec::new();
+            if needed.contains(&x_node) {
+                // Output size of the transposed convolution, `(o-1)*s + d*(k-1) + 1`, falls
+                // short of the padded input by the rows the strided windows never reached.
+                let o = &grad.shape()[2..];
+                let extra: Vec<usize> =
+                    (0..k.len()).map(|i| padded[2 + i] - ((o[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1)).collect();
+                let opts = ConvOpts::default()
+                    .stride(s.clone())
+                    .dilation(d.clone())
+                    .groups(g)
+                    .padding(0)
+                    .output_padding(extra);
+                let gx = grad.cast(x_node.dtype()).conv_transpose(&w_keep, None, &opts);
+                grads.push((x_node.clone(), gx));
+            }
+            if needed.contains(&w_node) {
+                let targets: crate::uop::FxHashSet<_> = std::iter::once(w_node.clone()).collect();
+                let mut gw = crate::gradient::primitive_gradient(&out_node, grad, &targets);
+                if let Some(gw) = gw.remove(&w_node) {
+                    grads.push((w_node.clone(), gw));
+                }
+            }
+            grads
+        }),
+    );
 }
