@@ -143,21 +143,6 @@ fn custom_gradient(node: &UOp) -> Option<CustomGradient> {
 
 /// Gradients of `root` with respect to each node in `targets`, given `root`'s gradient.
 pub fn compute_gradient(root: &UOp, root_grad: &Tensor, targets: &FxHashSet<UOp>) -> FxHashMap<UOp, Tensor> {
-    gradient_of(root, root_grad, targets, true)
-}
-
-/// `compute_gradient` with the primitive rules at `root` itself (not its custom backward):
-/// what a custom backward calls for the parts it leaves to the primitive rules.
-pub(crate) fn primitive_gradient(root: &UOp, root_grad: &Tensor, targets: &FxHashSet<UOp>) -> FxHashMap<UOp, Tensor> {
-    gradient_of(root, root_grad, targets, false)
-}
-
-fn gradient_of(
-    root: &UOp,
-    root_grad: &Tensor,
-    targets: &FxHashSet<UOp>,
-    custom_at_root: bool,
-) -> FxHashMap<UOp, Tensor> {
     let topo = toposort_many(std::slice::from_ref(root));
     // Only nodes on a path to a target need a gradient.
     let mut needed: FxHashSet<UOp> = FxHashSet::default();
@@ -180,8 +165,7 @@ fn gradient_of(
         if !n.src().iter().any(|s| needed.contains(s)) {
             continue;
         }
-        let custom = if custom_at_root || n != root { custom_gradient(n) } else { None };
-        let pairs: Vec<(UOp, Tensor)> = match custom {
+        let pairs: Vec<(UOp, Tensor)> = match custom_gradient(n) {
             Some(f) => f(&g, &needed),
             None => n.src().iter().cloned().zip(backward_rule(n, &g)).filter_map(|(s, sg)| Some((s, sg?))).collect(),
         };

@@ -8,7 +8,8 @@
 
 use super::opts::{kernel_ranges, Opt, OptKind};
 use crate::renderer::Target;
-use crate::uop::{AxisType, Ops, UOp};
+use crate::uop::symbolic::simplify;
+use crate::uop::{AxisType, FxHashMap, Ops, UOp};
 
 /// Work (loop iterations) below which threading costs more than it saves.
 const MIN_THREAD_WORK: i64 = 1 << 16;
@@ -47,13 +48,19 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         // the other axis and the amounts that need the fewest loads per output: a load that
         // does not depend on an upcast axis is reused across it.
         let loads = load_ranges(ast);
-        // Gated loads (padding, transposed convolutions) defeat wide SIMD tiles: keep those
-        // kernels on small 4-wide tiles.
-        let gated = ast.toposort().iter().any(|n| n.op() == Ops::INDEX && n.src().len() > 2);
         let size_of = |r: &UOp| {
             let threaded = opts.iter().any(|o| o.kind == OptKind::Thread && o.axis == pos(r));
             r.range_size() / if threaded { target.threads as i64 } else { 1 }
         };
+        // With explicit vectors, the SIMD axis is the output axis most loads and stores walk
+        // with unit stride (a convolution's output channels when its weights are stored
+        // channels-last, a matmul's columns).
+        let simd = if target.simd_bytes > 0 { simd_axis(ast, &outputs, &size_of, target) } else { None };
+        // Gated loads (padding, transposed convolutions) along the SIMD axis defeat wide
+        // tiles: keep those kernels on small 4-wide tiles.
+        let gated = ast.toposort().iter().any(|n| {
+            n.op() == Ops::INDEX && n.src().len() > 2 && simd.as_ref().is_none_or(|r| n.src()[2].toposort().contains(r))
+        });
         // The SIMD axis as wide as two 16-lane vectors; the other axis up to 8 (8x32 keeps 16
         // vector accumulators in registers: enough independent FMA chains to fill two FMA
         // units, with room left for the operands).
@@ -78,7 +85,7 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         // reduce (a convolution's kernel row) the body is already long.
         let max_tile = if gated { 16 } else { 256 };
         let mut best: (f64, Vec<(UOp, i64)>) = (loads.len() as f64, Vec::new());
-        let inner = outputs.last().filter(|r| !amounts(r).is_empty());
+        let inner = simd.as_ref().or(outputs.last()).filter(|r| !amounts(r).is_empty());
         let firsts: Vec<&UOp> = match inner {
             Some(r) => vec![r],
             None => outputs.iter().collect(),
@@ -127,6 +134,42 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         }
     }
     opts
+}
+
+/// Whether `index` moves by exactly one element when range `r` moves by one.
+fn unit_stride(index: &UOp, r: &UOp) -> bool {
+    let mut next: FxHashMap<UOp, UOp> = FxHashMap::default();
+    next.insert(r.clone(), r + 1);
+    simplify(&(&index.substitute(&next) - index)).as_int() == Some(1)
+}
+
+/// The output axis for SIMD vectors: the one along which more loads are contiguous than
+/// strided (gathers), weighted by the vector lanes its size allows (at least 4). Stores do not
+/// count: they happen once per output, the loads once per reduce step.
+fn simd_axis(ast: &UOp, outputs: &[UOp], size_of: &dyn Fn(&UOp) -> i64, target: &Target) -> Option<UOp> {
+    let max_lanes = (target.simd_bytes / 4) as i64;
+    let accesses: Vec<UOp> = ast
+        .toposort()
+        .into_iter()
+        .filter(|n| n.op() == Ops::LOAD && n.src()[0].op() == Ops::INDEX)
+        .map(|n| n.src()[0].src()[1].clone())
+        .collect();
+    let mut best: Option<(i64, UOp)> = None;
+    for r in outputs {
+        let mut lanes = 1;
+        while lanes * 2 <= max_lanes && size_of(r) % (lanes * 2) == 0 {
+            lanes *= 2;
+        }
+        let moving: Vec<&UOp> = accesses.iter().filter(|i| i.toposort().contains(r)).collect();
+        let contiguous = moving.iter().filter(|i| unit_stride(i, r)).count() as i64;
+        // Accesses that move by more than one element along the axis become gathers.
+        let gathers = moving.len() as i64 - contiguous;
+        let score = (contiguous - gathers) * lanes;
+        if lanes >= 4 && score > 0 && best.as_ref().is_none_or(|(b, _)| score >= *b) {
+            best = Some((score, r.clone()));
+        }
+    }
+    best.map(|(_, r)| r)
 }
 
 /// Few outputs (at most this many) leave a GPU idle unless the reduce is split: GROUP.

@@ -120,7 +120,12 @@ impl Tensor {
         wshape.push(cin);
         wshape.extend(k);
         let axes: Vec<isize> = (1..=(n as isize + 1)).map(|i| -i).collect();
-        let out = (win * weight.reshape(wshape)).sum_axis(axes);
+        // The weights stored channels-last (a small copy): the kernel's loads of them are then
+        // contiguous along the output channels, which the code generator makes its SIMD axis.
+        let to_last: Vec<usize> = (1..n + 2).chain([0]).collect();
+        let back: Vec<usize> = [n + 1].into_iter().chain(0..n + 1).collect();
+        let w_last = weight.permute(to_last).contiguous().permute(back);
+        let out = (win * w_last.reshape(wshape)).sum_axis(axes);
         let out = out.reshape([bs, cout].into_iter().chain(o).collect::<Vec<_>>());
         if !crate::tensor::is_no_grad() {
             conv_backward(&out, &x, weight, s, d, g);
@@ -225,19 +230,18 @@ impl Tensor {
 
 /// The backward of a convolution `out = conv(xpad, weight)` (`xpad` already padded): the input
 /// gradient is a transposed convolution of the output gradient (one kernel of the same shape
-/// as a forward convolution), the weight gradient the primitive rules' reduce over the batch
-/// and output positions.
+/// as a forward convolution), the weight gradient a reduce over the batch and output
+/// positions (`conv_weight_grad`).
 fn conv_backward(out: &Tensor, xpad: &Tensor, weight: &Tensor, s: &[usize], d: &[usize], g: usize) {
     // Weak references: the registry must not keep the graph (and its buffers) alive; while
     // `out` lives, so do its sources.
-    let (out_weak, x_weak, w_weak) = (out.uop().downgrade(), xpad.uop().downgrade(), weight.uop().downgrade());
+    let (x_weak, w_weak) = (xpad.uop().downgrade(), weight.uop().downgrade());
     let (s, d) = (s.to_vec(), d.to_vec());
     let (padded, k) = (xpad.shape(), weight.shape()[2..].to_vec());
     crate::gradient::set_custom_gradient(
         &out.uop(),
         std::sync::Arc::new(move |grad: &Tensor, needed| {
-            let (Some(out_node), Some(x_node), Some(w_node)) = (out_weak.upgrade(), x_weak.upgrade(), w_weak.upgrade())
-            else {
+            let (Some(x_node), Some(w_node)) = (x_weak.upgrade(), w_weak.upgrade()) else {
                 return Vec::new();
             };
             let w_keep = Tensor::from_uop(w_node.clone());
@@ -258,13 +262,34 @@ fn conv_backward(out: &Tensor, xpad: &Tensor, weight: &Tensor, s: &[usize], d: &
                 grads.push((x_node.clone(), gx));
             }
             if needed.contains(&w_node) {
-                let targets: crate::uop::FxHashSet<_> = std::iter::once(w_node.clone()).collect();
-                let mut gw = crate::gradient::primitive_gradient(&out_node, grad, &targets);
-                if let Some(gw) = gw.remove(&w_node) {
-                    grads.push((w_node.clone(), gw));
-                }
+                let x = Tensor::from_uop(x_node.clone());
+                grads.push((w_node.clone(), conv_weight_grad(&x, grad, &k, &s, &d, g).cast(w_node.dtype())));
             }
             grads
         }),
     );
+}
+
+/// The weight gradient of a convolution: `dW[co, ci, k...] = sum over n, o... of
+/// xpad[n, ci, o*s + k*d] * grad[n, co, o...]`, per group. The output gradient is read from a
+/// channels-last copy, so the kernel's loads of it are contiguous along the output channels
+/// (its SIMD axis) and the input's windows are broadcast across them, as in a matmul.
+fn conv_weight_grad(xpad: &Tensor, grad: &Tensor, k: &[usize], s: &[usize], d: &[usize], g: usize) -> Tensor {
+    let n = k.len();
+    let (gs, xs) = (grad.shape(), xpad.shape());
+    let (bs, cout, cin) = (gs[0], gs[1], xs[1] / g);
+    let o: Vec<usize> = gs[2..].to_vec();
+    // (N, G*cin, o..., k...) -> (N, G, 1, cin, o..., k...)
+    let win = xpad.pool_windows(k, s, d);
+    let win_shape: Vec<usize> = [bs, g, 1, cin].iter().chain(&o).chain(k).copied().collect();
+    let win = win.reshape(win_shape);
+    // (N, G*cout/G, o...) channels-last -> (N, G, cout/G, 1, o..., 1...)
+    let to_last: Vec<usize> = [0].into_iter().chain(2..n + 2).chain([1]).collect();
+    let back: Vec<usize> = [0, n + 1].into_iter().chain(1..n + 1).collect();
+    let grad_last = grad.permute(to_last).contiguous().permute(back);
+    let g_shape: Vec<usize> = [bs, g, cout / g, 1].iter().chain(&o).copied().chain(std::iter::repeat_n(1, n)).collect();
+    let grad_last = grad_last.reshape(g_shape);
+    let axes: Vec<isize> = [0].into_iter().chain(4..4 + n as isize).collect();
+    let dw = (win * grad_last).sum_axis(axes);
+    dw.reshape([cout, cin].iter().chain(k).copied().collect::<Vec<_>>())
 }
