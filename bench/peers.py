@@ -20,6 +20,71 @@ def best_of(reps, f):
     return best
 
 
+MNIST_STEP = "beautiful_mnist train step, batch 512"
+
+
+def torch_mnist_step():
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1, self.l2, self.bn1 = nn.Conv2d(1, 32, 5), nn.Conv2d(32, 32, 5), nn.BatchNorm2d(32)
+            self.l3, self.l4, self.bn2 = nn.Conv2d(32, 64, 3), nn.Conv2d(64, 64, 3), nn.BatchNorm2d(64)
+            self.l5 = nn.Linear(576, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(self.bn1(F.relu(self.l2(F.relu(self.l1(x))))), 2)
+            x = F.max_pool2d(self.bn2(F.relu(self.l4(F.relu(self.l3(x))))), 2)
+            return self.l5(x.flatten(1))
+
+    model = Model()
+    opt = torch.optim.Adam(model.parameters(), 1e-3)
+    x, y = torch.rand(512, 1, 28, 28), torch.randint(0, 10, (512,))
+
+    def step():
+        with torch.enable_grad():
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            loss.item()
+
+    return 512 / best_of(5, step)
+
+
+def tinygrad_mnist_step():
+    from tinygrad import Tensor, TinyJit, nn
+
+    class Model:
+        def __init__(self):
+            self.l1, self.l2, self.bn1 = nn.Conv2d(1, 32, 5), nn.Conv2d(32, 32, 5), nn.BatchNorm(32)
+            self.l3, self.l4, self.bn2 = nn.Conv2d(32, 64, 3), nn.Conv2d(64, 64, 3), nn.BatchNorm(64)
+            self.l5 = nn.Linear(576, 10)
+
+        def __call__(self, x):
+            x = self.bn1(self.l2(self.l1(x).relu()).relu()).max_pool2d(2)
+            x = self.bn2(self.l4(self.l3(x).relu()).relu()).max_pool2d(2)
+            return self.l5(x.flatten(1))
+
+    model = Model()
+    opt = nn.optim.Adam(nn.state.get_parameters(model))
+    x, y = Tensor.rand(512, 1, 28, 28).realize(), Tensor.randint(512, high=10).realize()
+
+    @TinyJit
+    @Tensor.train()
+    def step():
+        opt.zero_grad()
+        loss = model(x).sparse_categorical_crossentropy(y).backward()
+        return loss.realize(*opt.schedule_step())
+
+    for _ in range(3):
+        step()
+    return 512 / best_of(3, lambda: step().item())
+
+
 def numpy_bench():
     import numpy as np
     out = {}
@@ -45,6 +110,7 @@ def torch_bench():
     n = 16 << 20
     a, b, c = torch.rand(n), torch.rand(n), torch.rand(n)
     out["((a*b+c).relu()*2).sum() 16M f32"] = 12 * n / best_of(3, lambda: ((a * b + c).relu() * 2).sum()) / 1e9
+    out[MNIST_STEP] = torch_mnist_step()
     return out
 
 
@@ -59,6 +125,10 @@ def tinygrad_bench():
     n = 16 << 20
     a, b, c = (Tensor.rand(n).realize() for _ in range(3))
     out["((a*b+c).relu()*2).sum() 16M f32"] = 12 * n / best_of(3, lambda: ((a * b + c).relu() * 2).sum().realize()) / 1e9
+    try:
+        out[MNIST_STEP] = tinygrad_mnist_step()
+    except Exception as e:  # reported, the other figures still count
+        print(f"tinygrad: training step failed ({e})", file=sys.stderr)
     return out
 
 
@@ -66,7 +136,7 @@ def ferrograd_bench():
     res = subprocess.run(["cargo", "run", "--release", "-q", "--example", "bench"], cwd=ROOT, capture_output=True, text=True, check=True)
     out = {}
     for line in res.stdout.splitlines():
-        m = re.match(r"^(.*?)\s+([\d.]+) (GFLOP/s|GB/s)$", line)
+        m = re.match(r"^(.*?)\s+([\d.]+) (GFLOP/s|GB/s|img/s)$", line)
         if m:
             out[m.group(1).strip()] = float(m.group(2))
     return out
@@ -88,7 +158,7 @@ def main():
     for k in names:
         vals = [peers[p].get(k) for p in peers]
         best = max((v for v in vals if v), default=None)
-        limit = triad if "GB" in k or "sum" in k else peak
+        limit = None if k == MNIST_STEP else triad if "GB" in k or "sum" in k else peak
         row = [fg[k]] + vals + [fg[k] / best if best else None, fg[k] / limit if limit else None]
         print(f"{k:<40}" + "".join(f"{v:>14.2f}" if v is not None else f"{'-':>14}" for v in row))
     for k in ("STREAM copy 16M f32, all cores", "STREAM triad 16M f32, all cores", "FMA peak, all cores"):

@@ -5,49 +5,17 @@
 //! `MNIST_DIR` or the cache directory (see `nn::datasets::mnist`).
 
 use ferrograd::helpers::getenv_int;
+use ferrograd::nn::get_parameters;
 use ferrograd::nn::optim::{adam, Optimizer};
-use ferrograd::nn::{get_parameters, BatchNorm, Conv2d, Linear, Module};
-use ferrograd::tensor::{train, Idx, PoolOpts};
+use ferrograd::tensor::{train, Idx};
 use ferrograd::{DType, Tensor, TinyJit};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::rc::Rc;
 use std::time::Instant;
 
-#[derive(Module)]
-struct Model {
-    l1: Conv2d,
-    l2: Conv2d,
-    bn1: BatchNorm,
-    l3: Conv2d,
-    l4: Conv2d,
-    bn2: BatchNorm,
-    l5: Linear,
-}
-
-impl Model {
-    fn new() -> Model {
-        Model {
-            l1: Conv2d::new(1, 32, 5),
-            l2: Conv2d::new(32, 32, 5),
-            bn1: BatchNorm::new(32),
-            l3: Conv2d::new(32, 64, 3),
-            l4: Conv2d::new(64, 64, 3),
-            bn2: BatchNorm::new(64),
-            l5: Linear::new(576, 10, true),
-        }
-    }
-
-    fn forward(&self, x: &Tensor) -> Tensor {
-        let pool = PoolOpts::default();
-        let x = self.l1.forward(&x.cast(DType::F32)).relu();
-        let x = self.l2.forward(&x).relu();
-        let x = self.bn1.forward(&x).max_pool2d(2, &pool);
-        let x = self.l3.forward(&x).relu();
-        let x = self.l4.forward(&x).relu();
-        let x = self.bn2.forward(&x).max_pool2d(2, &pool);
-        self.l5.forward(&x.flatten_range(1, -1))
-    }
-}
+#[path = "shared/mnist_model.rs"]
+mod mnist_model;
+use mnist_model::Model;
 
 fn main() -> ferrograd::Result<()> {
     let steps = getenv_int("STEPS", 70) as usize;

@@ -1,5 +1,6 @@
 //! Kernel benchmarks on this machine, one line each with its size and unit, plus the machine's
-//! limits measured in the same run (STREAM-style copy/triad with all cores, an FMA peak loop).
+//! limits measured in the same run (STREAM-style copy/triad with all cores, an FMA peak loop),
+//! and one training step of the beautiful_mnist model.
 //! `bench/peers.sh` runs the same work through NumPy, PyTorch and tinygrad for comparison.
 //!
 //! `cargo run --release --example bench` (`QUICK=1` for fewer repetitions).
@@ -9,6 +10,39 @@ use ferrograd::runtime::cpu::CCompiler;
 use ferrograd::tensor::ConvOpts;
 use ferrograd::Tensor;
 use std::time::Instant;
+
+#[path = "shared/mnist_model.rs"]
+mod mnist_model;
+
+/// One beautiful_mnist training step (batch 512, random images, Adam, under TinyJit), in
+/// images per second.
+fn mnist_train_step(reps: usize) -> ferrograd::Result<f64> {
+    use ferrograd::nn::get_parameters;
+    use ferrograd::nn::optim::{adam, Optimizer};
+    let bs = 512;
+    let model = std::rc::Rc::new(mnist_model::Model::new());
+    let mut opt = adam(get_parameters(&*model), 0.001);
+    let x = Tensor::rand([bs, 1, 28, 28]).realize()?;
+    let y = Tensor::randint([bs], 0, 10).realize()?;
+    let m = model.clone();
+    let mut step = ferrograd::TinyJit::new(move |_: &[Tensor]| {
+        ferrograd::tensor::train(|| {
+            opt.zero_grad();
+            let loss = m.forward(&x).sparse_categorical_crossentropy(&y, -1, 0.0, Default::default());
+            loss.backward();
+            let mut outs = vec![loss];
+            outs.extend(opt.schedule_step());
+            outs
+        })
+    });
+    for _ in 0..3 {
+        step.call(&[])?[0].realize()?; // plain run, capture, first replay (compiles)
+    }
+    let t = best_of(reps, || {
+        step.call(&[]).expect("train step")[0].item::<f32>().expect("loss");
+    });
+    Ok(bs as f64 / t)
+}
 
 fn best_of(reps: usize, mut f: impl FnMut()) -> f64 {
     f(); // warm up (compiles)
@@ -122,6 +156,7 @@ fn main() -> ferrograd::Result<()> {
         ((&a * &b + &c).relu() * 2.0).sum().realize().expect("fused");
     });
     line("((a*b+c).relu()*2).sum() 16M f32", 12.0 * n as f64 / t / 1e9, "GB/s");
+    line("beautiful_mnist train step, batch 512", mnist_train_step(reps)?, "img/s");
     let (copy, triad) = stream(n, reps);
     line("STREAM copy 16M f32, all cores", copy, "GB/s");
     line("STREAM triad 16M f32, all cores", triad, "GB/s");

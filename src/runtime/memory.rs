@@ -1,6 +1,59 @@
 //! Host memory: aligned, zero-initialized allocations used by the CPU and INTERP devices.
+//!
+//! Freed allocations are kept (up to `CACHE_BYTES`) and handed out again for the same size,
+//! zeroed: a fresh multi-megabyte allocation costs a page fault per 4 KiB on first touch,
+//! which is a good part of a millisecond kernel's time (tinygrad's allocator caches too).
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Freed allocations by size (addresses), and their total bytes.
+struct FreeList {
+    by_size: HashMap<usize, Vec<usize>>,
+    bytes: usize,
+}
+
+static FREE: Mutex<Option<FreeList>> = Mutex::new(None);
+
+/// Most bytes kept for reuse.
+const CACHE_BYTES: usize = 1 << 30;
+
+/// A cached allocation of exactly `bytes`, if there is one.
+fn take_cached(bytes: usize) -> Option<*mut u8> {
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    let list = free.as_mut()?;
+    let ptr = list.by_size.get_mut(&bytes)?.pop()?;
+    list.bytes -= bytes;
+    Some(ptr as *mut u8)
+}
+
+/// Keeps a freed allocation for reuse; `false` when the cache is full.
+fn give_back(ptr: *mut u8, bytes: usize) -> bool {
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    let list = free.get_or_insert_with(|| FreeList { by_size: HashMap::new(), bytes: 0 });
+    if list.bytes + bytes > CACHE_BYTES {
+        return false;
+    }
+    list.bytes += bytes;
+    list.by_size.entry(bytes).or_default().push(ptr as usize);
+    true
+}
+
+/// Frees every cached allocation (before reporting that memory ran out).
+fn drop_cache() {
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(list) = free.as_mut() {
+        for (bytes, ptrs) in list.by_size.drain() {
+            for p in ptrs {
+                // SAFETY: every cached pointer came from `alloc_zeroed` with this size and
+                // ALIGN, and was removed from its HostMemory (nothing else refers to it).
+                unsafe { dealloc(p as *mut u8, Layout::from_size_align_unchecked(bytes, ALIGN)) }
+            }
+        }
+        list.bytes = 0;
+    }
+}
 
 /// An aligned host allocation. Kernels access it through raw pointers; the engine runs the
 /// kernels of a device one after another, so there are no concurrent writers.
@@ -23,8 +76,18 @@ impl HostMemory {
             return Some(HostMemory { ptr: std::ptr::null_mut(), bytes: 0 });
         }
         let layout = Layout::from_size_align(bytes, ALIGN).ok()?;
+        if let Some(ptr) = take_cached(bytes) {
+            // SAFETY: a cached allocation of exactly `bytes` bytes, owned by nobody else.
+            unsafe { std::ptr::write_bytes(ptr, 0, bytes) };
+            return Some(HostMemory { ptr, bytes });
+        }
         // SAFETY: layout has non-zero size (checked above).
-        let ptr = unsafe { alloc_zeroed(layout) };
+        let mut ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            drop_cache();
+            // SAFETY: as above.
+            ptr = unsafe { alloc_zeroed(layout) };
+        }
         if ptr.is_null() {
             None
         } else {
@@ -62,7 +125,7 @@ impl HostMemory {
 
 impl Drop for HostMemory {
     fn drop(&mut self) {
-        if self.bytes > 0 {
+        if self.bytes > 0 && !give_back(self.ptr, self.bytes) {
             // SAFETY: allocated in `new` with exactly this layout.
             unsafe { dealloc(self.ptr, Layout::from_size_align_unchecked(self.bytes, ALIGN)) }
         }

@@ -42,6 +42,21 @@ fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
     if map.is_empty() {
         return root.clone();
     }
+    // Remembered values whose graphs lead to a target, directly or through other remembered
+    // values. Only those are replaced: substituting the others would gain nothing and would
+    // rebuild the nodes above them, losing their custom backward rules (convolutions).
+    let mut leads: FxHashSet<usize> = FxHashSet::default();
+    loop {
+        let before = leads.len();
+        for (id, (_, g)) in map.iter() {
+            if !leads.contains(id) && g.toposort().iter().any(|x| targets.contains(x) || leads.contains(&x.id())) {
+                leads.insert(*id);
+            }
+        }
+        if leads.len() == before {
+            break;
+        }
+    }
     let mut root = root.clone();
     // A remembered graph may itself contain realized values: repeat (bounded) until none.
     for _ in 0..64 {
@@ -51,7 +66,7 @@ fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
                 continue;
             }
             if let Some((w, g)) = map.get(&n.id()) {
-                if w.upgrade().as_ref() == Some(&n) {
+                if w.upgrade().as_ref() == Some(&n) && leads.contains(&n.id()) {
                     sub.insert(n, g.clone());
                 }
             }
