@@ -8,5 +8,14 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet numpy torch tinygrad==0.14.0
 fi
+# tinygrad's CPU device runs `clang`; Debian ships it as clang-NN only.
+if ! command -v clang >/dev/null; then
+  versioned="$(compgen -c clang- | grep -E '^clang-[0-9]+$' | sort -V | tail -1 || true)"
+  if [ -n "$versioned" ]; then
+    shim="$(mktemp -d)"
+    ln -s "$(command -v "$versioned")" "$shim/clang"
+    export PATH="$shim:$PATH"
+  fi
+fi
 # NumPy's OpenBLAS runs at full speed only without these (see the machine notes).
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$VENV/bin/python" bench/peers.py
