@@ -567,14 +567,17 @@ fn large_reduces_into_few_outputs_are_split_across_a_work_group() {
         let xs = data(n, 7);
         let x = Tensor::from_vec(xs.clone(), [n]);
 
-        // A full sum: one work group, the reduce split across it (local memory + barrier).
+        // A full sum: split in two kernels (256 partial sums, then their sum), each reduce
+        // split across a work group (local memory + barrier).
         let s = x.sum();
         let progs = cl_programs(&s);
-        assert_eq!(progs.len(), 1);
-        let p = &progs[0];
-        assert!(p.opts.iter().any(|o| o.contains("Group")), "opts {:?}", p.opts);
-        assert!(p.local_size.unwrap()[0] >= 64, "work group {:?}", p.local_size);
-        assert!(p.src.contains("__local") && p.src.contains("barrier("), "{}", p.src);
+        assert_eq!(progs.len(), 2, "{:?}", progs.iter().map(|p| &p.name).collect::<Vec<_>>());
+        assert_eq!(progs[0].global_size[0] / progs[0].local_size.unwrap()[0], 256, "partial sums");
+        for p in &progs {
+            assert!(p.opts.iter().any(|o| o.contains("Group")), "opts {:?}", p.opts);
+            assert!(p.local_size.unwrap()[0] >= 64, "work group {:?}", p.local_size);
+            assert!(p.src.contains("__local") && p.src.contains("barrier("), "{}", p.src);
+        }
         let want: f64 = xs.iter().map(|&v| v as f64).sum();
         let got = s.to_vec::<f32>().unwrap()[0] as f64;
         assert!((got - want).abs() <= 1e-3 * (1.0 + want.abs()), "sum: got {got}, want {want}");

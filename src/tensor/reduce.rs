@@ -4,15 +4,55 @@ use super::shape_args::resolve_axes;
 use super::{IntoAxes, Tensor};
 use crate::uop::{Arg, DType, Ops, UOp};
 
+/// Reduced elements per output from which a reduce is split in two kernels (`SPLIT_REDUCE`
+/// overrides; 0 never splits).
+fn split_reduce_threshold() -> usize {
+    match crate::helpers::getenv_int("SPLIT_REDUCE", 1 << 15) {
+        0 => usize::MAX,
+        n => n as usize,
+    }
+}
+
 impl Tensor {
     /// The primitive: reduce `axes` with `op` (ADD, MUL, MAX), keeping them as size 1.
     fn reduce_keep(&self, op: Ops, axes: &[usize]) -> Tensor {
-        let axes: Vec<usize> = axes.to_vec();
         if axes.is_empty() {
             return self.clone();
         }
+        if let Some(split) = self.split_reduce(op, axes) {
+            return split;
+        }
+        self.reduce_node(op, axes)
+    }
+
+    fn reduce_node(&self, op: Ops, axes: &[usize]) -> Tensor {
         let u = self.uop();
-        Tensor::from_uop(UOp::new(Ops::REDUCE_AXIS, u.dtype(), vec![u], Arg::Reduce(op, axes)))
+        Tensor::from_uop(UOp::new(Ops::REDUCE_AXIS, u.dtype(), vec![u], Arg::Reduce(op, axes.to_vec())))
+    }
+
+    /// A long reduce (at least 2^15 elements per output) in two kernels on devices with work
+    /// groups, as tinygrad's split_reduceop: the reduced elements are split into `g` (8..=256)
+    /// slices, the first kernel reduces each slice (`g` times as many outputs, so every compute
+    /// unit gets work groups), the second the `g` partial results. `None` where no such split
+    /// exists. (A CPU streams a long reduce at memory speed on one core, and its C compiler
+    /// would vectorize the split kernel across outputs, with gathers.)
+    fn split_reduce(&self, op: Ops, axes: &[usize]) -> Option<Tensor> {
+        let shape = self.shape();
+        let r: usize = axes.iter().map(|&a| shape[a]).product();
+        if r < split_reduce_threshold() || !splits_reduces(&self.device()) {
+            return None;
+        }
+        let g = (8..=256).rev().find(|g| r.is_multiple_of(*g))?;
+        let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+        let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
+        let mut split_shape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
+        let k = split_shape.len();
+        split_shape.extend([g, r / g]);
+        let partial = self.permute(order).reshape(split_shape).reduce_node(op, &[k + 1]).contiguous();
+        let total = partial.reduce_node(op, &[k]);
+        let keep_shape: Vec<usize> =
+            shape.iter().enumerate().map(|(i, &d)| if axes.contains(&i) { 1 } else { d }).collect();
+        Some(total.reshape(keep_shape))
     }
 
     pub(crate) fn reduce(&self, name: &str, op: Ops, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
@@ -105,4 +145,9 @@ impl Tensor {
     pub fn mean_keepdim(&self, axes: impl IntoAxes) -> Tensor {
         self.mean_impl(axes.into_axes(), true)
     }
+}
+
+/// Whether reduces on `device` are split (devices with work groups: GPUs).
+fn splits_reduces(device: &str) -> bool {
+    crate::runtime::get_device(device).is_ok_and(|d| d.renderer().target().has_local)
 }
