@@ -167,6 +167,27 @@ def main():
     for k in ("STREAM copy 16M f32, all cores", "STREAM triad 16M f32, all cores", "FMA peak, all cores"):
         if k in fg:
             print(f"{k:<40}{fg[k]:>14.1f}")
+    mnist_full()
+
+
+def mnist_full():
+    """The whole beautiful_mnist run (70 steps + 7 test evaluations) in ferrograd and PyTorch."""
+    if not os.path.isdir(os.environ.get("MNIST_DIR", "")):
+        print("beautiful_mnist full run: skipped (set MNIST_DIR to the MNIST files)")
+        return
+    runs = {
+        "ferrograd": ["cargo", "run", "--release", "-q", "--example", "beautiful_mnist"],
+        "torch": [sys.executable, os.path.join(ROOT, "bench", "mnist_torch.py")],
+    }
+    res = {}
+    for name, cmd in runs.items():
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        acc = float(re.search(r"test accuracy: ([\d.]+)%", out).group(1))
+        wall = float(re.search(r"wall time for .*: ([\d.]+) s", out).group(1))
+        res[name] = (wall, acc)
+    (fw, fa), (tw, ta) = res["ferrograd"], res["torch"]
+    print(f"beautiful_mnist 70 steps + 7 evals: ferrograd {fw:.1f} s ({fa:.2f}%), torch {tw:.1f} s ({ta:.2f}%), "
+          f"ferrograd/torch time {fw / tw:.2f}x")
 
 
 if __name__ == "__main__":

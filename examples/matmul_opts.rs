@@ -15,7 +15,8 @@ fn main() {
     let b = Tensor::randn([n, n]).realize().unwrap();
     let c = a.matmul(&b);
     let sched = create_schedule(&[c.uop()]);
-    let item = &sched.items[0];
+    // The matmul is the last kernel (a large right operand is packed into panels first).
+    let item = sched.items.last().expect("a kernel");
     let dev = get_device("CPU").unwrap();
     let opts: Option<Vec<Opt>> = std::env::var("OPTS").ok().map(|s| {
         s.split(',')

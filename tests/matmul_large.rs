@@ -37,8 +37,8 @@ fn close(got: &[f32], want: &[f64], what: &str) {
 
 #[test]
 fn packed_matmul_values_batches_and_gradients() {
-    // B is 128 x 8192: 1M elements, whole 32-column panels.
-    let (rows, k, m) = (24usize, 128usize, 8192usize);
+    // B is 256 x 16384: 4M elements, whole 32-column panels.
+    let (rows, k, m) = (6usize, 256usize, 16384usize);
     let (xa, xb) = (data(2 * rows * k, 1), data(k * m, 2));
     let a = Tensor::from_vec(xa[..rows * k].to_vec(), [rows, k]);
     let b = Tensor::from_vec(xb.clone(), [k, m]).requires_grad();

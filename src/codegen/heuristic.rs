@@ -27,10 +27,18 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
     let work: i64 = ranges.iter().map(|r| r.range_size()).product();
     let mut opts = Vec::new();
 
-    // THREAD on the first output axis that splits evenly.
+    // THREAD on the first output axis that splits evenly, preferring one that is not the
+    // (full-size) SIMD axis of a reduce kernel's register tile.
     if target.has_threads && target.threads > 1 && work >= MIN_THREAD_WORK {
         let t = target.threads as i64;
-        if let Some(r) = outputs.iter().find(|r| r.range_size() % t == 0 && r.range_size() >= t) {
+        let simd = if target.simd_bytes > 0 && !reduces.is_empty() {
+            simd_axis(ast, &outputs, &|r: &UOp| r.range_size(), target)
+        } else {
+            None
+        };
+        let splits = |r: &&UOp| r.range_size() % t == 0 && r.range_size() >= t;
+        let choice = outputs.iter().filter(splits).find(|r| Some(*r) != simd.as_ref()).or(outputs.iter().find(splits));
+        if let Some(r) = choice {
             opts.push(Opt { kind: OptKind::Thread, axis: pos(r), amount: t });
         }
     }
@@ -66,7 +74,15 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         // units, with room left for the operands).
         let simd_widths: &[i64] = if gated { &[4] } else { &[32, 16, 8, 4] };
         let other_widths: &[i64] = if gated { &[4] } else { &[8, 4, 2] };
-        let fits = |r: &UOp, ws: &[i64]| -> Vec<i64> { ws.iter().copied().filter(|a| size_of(r) % a == 0).collect() };
+        // A short axis (a convolution's kernel width of 5) can be taken whole.
+        let fits = |r: &UOp, ws: &[i64]| -> Vec<i64> {
+            let n = size_of(r);
+            let mut out: Vec<i64> = ws.iter().copied().filter(|a| n % a == 0).collect();
+            if !gated && n > 2 && n <= ws[0] && !out.contains(&n) {
+                out.insert(0, n);
+            }
+            out
+        };
         // A short innermost axis (a convolution's output row of 26) is upcast whole.
         let amounts = |r: &UOp| {
             let n = size_of(r);

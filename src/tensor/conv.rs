@@ -273,23 +273,32 @@ fn conv_backward(out: &Tensor, xpad: &Tensor, weight: &Tensor, s: &[usize], d: &
 /// The weight gradient of a convolution: `dW[co, ci, k...] = sum over n, o... of
 /// xpad[n, ci, o*s + k*d] * grad[n, co, o...]`, per group. The output gradient is read from a
 /// channels-last copy, so the kernel's loads of it are contiguous along the output channels
-/// (its SIMD axis) and the input's windows are broadcast across them, as in a matmul.
+/// (its SIMD axis) and the input's windows are broadcast across them, as in a matmul. The batch
+/// is cut into chunks of about 1 MiB of input and output gradient, each chunk's partial sums
+/// one output of the first kernel (its outermost loop), added up by a second: every register
+/// tile then re-reads a chunk from cache instead of the whole batch from memory.
 fn conv_weight_grad(xpad: &Tensor, grad: &Tensor, k: &[usize], s: &[usize], d: &[usize], g: usize) -> Tensor {
     let n = k.len();
     let (gs, xs) = (grad.shape(), xpad.shape());
     let (bs, cout, cin) = (gs[0], gs[1], xs[1] / g);
     let o: Vec<usize> = gs[2..].to_vec();
-    // (N, G*cin, o..., k...) -> (N, G, 1, cin, o..., k...)
+    let per_image = (xs[1..].iter().product::<usize>() + gs[1..].iter().product::<usize>()) * 4;
+    let per_chunk = ((1usize << 20) / per_image.max(1)).max(1);
+    let images = (1..=bs).rev().find(|c| bs.is_multiple_of(*c) && *c <= per_chunk).unwrap_or(bs);
+    let chunks = if bs == 0 { 1 } else { bs / images };
+    // (N, G*cin, o..., k...) -> (chunks, images, G, 1, cin, o..., k...)
     let win = xpad.pool_windows(k, s, d);
-    let win_shape: Vec<usize> = [bs, g, 1, cin].iter().chain(&o).chain(k).copied().collect();
+    let win_shape: Vec<usize> = [chunks, images, g, 1, cin].iter().chain(&o).chain(k).copied().collect();
     let win = win.reshape(win_shape);
-    // (N, G*cout/G, o...) channels-last -> (N, G, cout/G, 1, o..., 1...)
+    // (N, G*cout/G, o...) channels-last -> (chunks, images, G, cout/G, 1, o..., 1...)
     let to_last: Vec<usize> = [0].into_iter().chain(2..n + 2).chain([1]).collect();
     let back: Vec<usize> = [0, n + 1].into_iter().chain(1..n + 1).collect();
     let grad_last = grad.permute(to_last).contiguous().permute(back);
-    let g_shape: Vec<usize> = [bs, g, cout / g, 1].iter().chain(&o).copied().chain(std::iter::repeat_n(1, n)).collect();
+    let g_shape: Vec<usize> =
+        [chunks, images, g, cout / g, 1].iter().chain(&o).copied().chain(std::iter::repeat_n(1, n)).collect();
     let grad_last = grad_last.reshape(g_shape);
-    let axes: Vec<isize> = [0].into_iter().chain(4..4 + n as isize).collect();
-    let dw = (win * grad_last).sum_axis(axes);
+    let axes: Vec<isize> = [1].into_iter().chain(5..5 + n as isize).collect();
+    let partial = (win * grad_last).sum_axis(axes);
+    let dw = if chunks > 1 { partial.contiguous().sum_axis(0) } else { partial.squeeze(0) };
     dw.reshape([cout, cin].iter().chain(k).copied().collect::<Vec<_>>())
 }
