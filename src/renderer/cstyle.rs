@@ -624,11 +624,12 @@ impl<'a> Render<'a> {
                 Ops::RANGE if u.range_arg().1 == AxisType::Thread => {
                     // One thread per index value: the launcher passes it as `core_id`.
                     let nm = format!("ridx{}", u.range_arg().0);
-                    self.line(&format!(
-                        "{{ int {nm} = core_id; /* THREAD axis of {} */",
-                        self.n(&u.src()[0]).to_owned()
-                    ));
+                    let end = self.n(&u.src()[0]).to_owned();
+                    self.line(&format!("{{ int {nm} = core_id; /* THREAD axis of {end} */"));
                     self.depth += 1;
+                    // The range lets the compiler prove index arithmetic does not wrap (it is
+                    // compiled with -fwrapv), so it vectorizes with plain loads, not gathers.
+                    self.line(&format!("if ({nm} < 0 || {nm} >= {end}) __builtin_unreachable();"));
                     self.names.insert(u.clone(), nm);
                 }
                 Ops::RANGE => {

@@ -30,19 +30,18 @@ impl Tensor {
         Tensor::from_uop(UOp::new(Ops::REDUCE_AXIS, u.dtype(), vec![u], Arg::Reduce(op, axes.to_vec())))
     }
 
-    /// A long reduce (at least 2^15 elements per output) in two kernels on devices with work
-    /// groups, as tinygrad's split_reduceop: the reduced elements are split into `g` (8..=256)
-    /// slices, the first kernel reduces each slice (`g` times as many outputs, so every compute
-    /// unit gets work groups), the second the `g` partial results. `None` where no such split
-    /// exists. (A CPU streams a long reduce at memory speed on one core, and its C compiler
-    /// would vectorize the split kernel across outputs, with gathers.)
+    /// A long reduce (at least 2^15 elements per output) in two kernels, as tinygrad's
+    /// split_reduceop: the reduced elements are split into `g` slices (`split_slices`), the first
+    /// kernel reduces each slice (`g` times as many outputs, so every compute unit or thread gets
+    /// work), the second the `g` partial results. `None` where no split applies.
     fn split_reduce(&self, op: Ops, axes: &[usize]) -> Option<Tensor> {
         let shape = self.shape();
         let r: usize = axes.iter().map(|&a| shape[a]).product();
-        if r < split_reduce_threshold() || !splits_reduces(&self.device()) {
+        if r < split_reduce_threshold() {
             return None;
         }
-        let g = (8..=256).rev().find(|g| r.is_multiple_of(*g))?;
+        let outputs = shape.iter().product::<usize>() / r.max(1);
+        let g = split_slices(&self.device(), r, outputs)?;
         let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
         let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
         let mut split_shape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
@@ -147,7 +146,16 @@ impl Tensor {
     }
 }
 
-/// Whether reduces on `device` are split (devices with work groups: GPUs).
-fn splits_reduces(device: &str) -> bool {
-    crate::runtime::get_device(device).is_ok_and(|d| d.renderer().target().has_local)
+/// How many slices a reduce of `r` elements into `outputs` outputs is split into on `device`:
+/// on devices with work groups (GPUs) the largest divisor of `r` in 8..=256; on a CPU with a
+/// thread pool, one per thread when there are fewer outputs than threads (each thread then
+/// streams one slice; more slices would only give the C compiler outputs to vectorize across).
+fn split_slices(device: &str, r: usize, outputs: usize) -> Option<usize> {
+    let device = crate::runtime::get_device(device).ok()?;
+    let target = device.renderer().target();
+    if target.has_local {
+        return (8..=256).rev().find(|g| r.is_multiple_of(*g));
+    }
+    let t = target.threads;
+    (target.has_threads && t > 1 && outputs < t && r.is_multiple_of(t)).then_some(t)
 }
