@@ -39,6 +39,14 @@ fn random_opts(ast: &ferrograd::UOp, rng: &mut Rng, work_groups: bool) -> Vec<Op
             continue; // one index per core: not splittable
         }
         let size = r.range_size();
+        // Sometimes PADTO first: pad to a multiple that does not divide the size.
+        let padding: Vec<i64> = (3..=8).filter(|d| size > *d && size % d != 0).collect();
+        if matches!(r.range_arg().1, AxisType::Global | AxisType::Reduce) && !padding.is_empty() && rng.below(4) == 0 {
+            let o = Opt { kind: OptKind::PadTo, axis, amount: padding[rng.below(padding.len())] };
+            ast = ferrograd::codegen::opts::apply_opts(&ast, &[o]);
+            opts.push(o);
+            continue;
+        }
         let divisors: Vec<i64> = (2..=size.min(8)).filter(|d| size % d == 0).collect();
         if divisors.is_empty() {
             continue;
@@ -114,7 +122,7 @@ fn random_opts_never_change_results() {
         (a.reshape([12, 1, 8]) * b.t().reshape([1, 6, 8])).sum_axis(2).softmax(1),
     ];
     let mut rng = Rng(0x1234_5678_9abc_def1);
-    let (mut tried, mut grouped, mut local) = (0, 0, 0);
+    let (mut tried, mut grouped, mut local, mut padded) = (0, 0, 0, 0);
     for g in &graphs {
         let sched = create_schedule(&[g.uop()]);
         for item in &sched.items {
@@ -132,10 +140,12 @@ fn random_opts_never_change_results() {
                 tried += 1;
                 grouped += opts.iter().any(|o| matches!(o.kind, OptKind::Group | OptKind::GroupTop)) as usize;
                 local += opts.iter().any(|o| o.kind == OptKind::Local) as usize;
+                padded += opts.iter().any(|o| o.kind == OptKind::PadTo) as usize;
             }
         }
     }
     assert!(tried >= 48);
+    assert!(padded >= 3, "only {padded} lists with PADTO");
     if work_groups {
         assert!(grouped >= 3 && local >= 3, "only {grouped} lists with GROUP and {local} with LOCAL");
     }

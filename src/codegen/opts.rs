@@ -1,5 +1,6 @@
 //! Optimizations act on a kernel's loop ranges: an `Opt` splits one range into two and gives
-//! the inner part a new axis type (UPCAST, UNROLL, THREAD, LOCAL, GROUP).
+//! the inner part a new axis type (UPCAST, UNROLL, THREAD, LOCAL, GROUP); PADTO extends a range
+//! to a multiple of an amount, with gated extra iterations.
 //!
 //! LOCAL and GROUP/GROUPTOP need a device with work groups (see `gpu.rs`): LOCAL puts part of
 //! an output axis in the work group, GROUP splits a reduce axis across it (GROUP takes the
@@ -18,6 +19,9 @@ pub enum OptKind {
     GroupTop,
     /// Split a range into an outer and inner loop of the same kind (loop tiling).
     Split,
+    /// Pad a range up to a multiple of `amount` (so it splits evenly): the extra iterations
+    /// load nothing and store nothing, and add the reduce's identity.
+    PadTo,
 }
 
 /// One optimization: split range number `axis` (in id order) by `amount`.
@@ -76,6 +80,51 @@ pub fn shift_to(ast: &UOp, range: &UOp, amount: i64, kind: AxisType, top: bool) 
     }
 }
 
+/// Pads `range` (size n) to the next multiple of `amount`: the range runs to that size, every
+/// load and store whose address depends on it is gated by `range < n` (no access outside the
+/// buffers, no stores for the extra outputs) and every REDUCE over it adds its identity there.
+pub fn pad_to(ast: &UOp, range: &UOp, amount: i64) -> UOp {
+    let n = range.range_size();
+    let padded = (n + amount - 1) / amount * amount;
+    if padded == n {
+        return ast.clone();
+    }
+    let (id, t) = range.range_arg();
+    let dt = range.dtype();
+    let wide = UOp::range(UOp::int(dt, padded), id, t);
+    let valid = wide.lt(&UOp::int(dt, n));
+    let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
+    map.insert(range.clone(), wide.clone());
+    let sub = ast.substitute(&map);
+    let mut fix: FxHashMap<UOp, UOp> = FxHashMap::default();
+    for node in sub.toposort() {
+        if node.op() == Ops::INDEX && node.src()[1].toposort().contains(&wide) {
+            let gate = match node.src().get(2) {
+                Some(g) => g.and(&valid),
+                None => valid.clone(),
+            };
+            fix.insert(node.clone(), node.with_src(vec![node.src()[0].clone(), node.src()[1].clone(), gate]));
+        }
+    }
+    // Then the REDUCEs over the range, found again above the gated loads.
+    let gated = sub.substitute(&fix);
+    let mut reduces: FxHashMap<UOp, UOp> = FxHashMap::default();
+    for node in gated.toposort() {
+        if node.op() == Ops::REDUCE && node.src()[1..].contains(&wide) {
+            let crate::uop::Arg::Op(op) = node.arg() else { unreachable!("REDUCE without op") };
+            let identity = UOp::cnst(node.dtype(), op.reduce_identity(node.dtype()));
+            let mut src = node.src().to_vec();
+            src[0] = valid.where_(&src[0], &identity);
+            reduces.insert(node.clone(), node.with_src(src));
+        }
+    }
+    if reduces.is_empty() {
+        gated
+    } else {
+        gated.substitute(&reduces)
+    }
+}
+
 /// Applies opts in order.
 pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
     let mut ast = ast.clone();
@@ -102,6 +151,16 @@ pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
                 "opt {o:?}: the kernel already has a GROUP axis"
             );
         }
+        if o.kind == OptKind::PadTo {
+            assert!(
+                matches!(r.range_arg().1, AxisType::Global | AxisType::Reduce),
+                "opt {o:?}: PADTO pads an output or reduce loop, not a {:?} axis",
+                r.range_arg().1
+            );
+            assert!(o.amount > 0, "opt {o:?}: PADTO needs a positive multiple");
+            ast = pad_to(&ast, &r, o.amount);
+            continue;
+        }
         if o.kind == OptKind::Local {
             assert!(
                 r.range_arg().1 == AxisType::Global,
@@ -117,6 +176,7 @@ pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
             OptKind::Local => AxisType::Local,
             OptKind::Group | OptKind::GroupTop => AxisType::Group,
             OptKind::Split => r.range_arg().1,
+            OptKind::PadTo => unreachable!("handled above"),
         };
         ast = shift_to(&ast, &r, o.amount, kind, top);
     }

@@ -31,6 +31,7 @@ fn parse_opt(line: &str) -> Option<Opt> {
         "Group" => OptKind::Group,
         "GroupTop" => OptKind::GroupTop,
         "Split" => OptKind::Split,
+        "PadTo" => OptKind::PadTo,
         _ => return None,
     };
     Some(Opt { kind, axis: it.next()?.parse().ok()?, amount: it.next()?.parse().ok()? })
@@ -61,6 +62,14 @@ fn actions(ast: &UOp, opts: &[Opt], target: &Target) -> Vec<Opt> {
                 AxisType::Global if upcast * amount <= 128 => out.push(Opt { kind: OptKind::Upcast, axis, amount }),
                 AxisType::Reduce if amount <= 8 => out.push(Opt { kind: OptKind::Unroll, axis, amount }),
                 _ => {}
+            }
+        }
+        // PADTO an axis no vector width divides (a convolution's 26 outputs), for an UPCAST after.
+        if matches!(kind, AxisType::Global | AxisType::Reduce) {
+            for amount in [8i64, 16, 32] {
+                if size > amount && size % amount != 0 {
+                    out.push(Opt { kind: OptKind::PadTo, axis, amount });
+                }
             }
         }
         if kind == AxisType::Global && !has_thread && threads > 1 && size % threads as i64 == 0 {
