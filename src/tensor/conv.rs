@@ -245,6 +245,14 @@ fn conv_backward(out: &Tensor, xpad: &Tensor, weight: &Tensor, s: &[usize], d: &
                 return Vec::new();
             };
             let w_keep = Tensor::from_uop(w_node.clone());
+            // The output gradient, materialized once in channels-last order: both gradients read
+            // every element many times (once per kernel tap, once per input channel), so what
+            // produced it (a ReLU's mask, a pooling's routing) is not recomputed at each read,
+            // and the weight gradient's loads of it are contiguous along the output channels.
+            let n = k.len();
+            let to_last: Vec<usize> = [0].into_iter().chain(2..n + 2).chain([1]).collect();
+            let back: Vec<usize> = [0, n + 1].into_iter().chain(1..n + 1).collect();
+            let grad = grad.permute(to_last).contiguous().permute(back);
             let mut grads = Vec::new();
             if needed.contains(&x_node) {
                 // Output size of the transposed convolution, `(o-1)*s + d*(k-1) + 1`, falls
@@ -263,7 +271,7 @@ fn conv_backward(out: &Tensor, xpad: &Tensor, weight: &Tensor, s: &[usize], d: &
             }
             if needed.contains(&w_node) {
                 let x = Tensor::from_uop(x_node.clone());
-                grads.push((w_node.clone(), conv_weight_grad(&x, grad, &k, &s, &d, g).cast(w_node.dtype())));
+                grads.push((w_node.clone(), conv_weight_grad(&x, &grad, &k, &s, &d, g).cast(w_node.dtype())));
             }
             grads
         }),
@@ -271,9 +279,9 @@ fn conv_backward(out: &Tensor, xpad: &Tensor, weight: &Tensor, s: &[usize], d: &
 }
 
 /// The weight gradient of a convolution: `dW[co, ci, k...] = sum over n, o... of
-/// xpad[n, ci, o*s + k*d] * grad[n, co, o...]`, per group. The output gradient is read from a
-/// channels-last copy, so the kernel's loads of it are contiguous along the output channels
-/// (its SIMD axis) and the input's windows are broadcast across them, as in a matmul. The batch
+/// xpad[n, ci, o*s + k*d] * grad[n, co, o...]`, per group. `grad` is stored channels-last, so
+/// the kernel's loads of it are contiguous along the output channels (its SIMD axis) and the
+/// input's windows are broadcast across them, as in a matmul. The batch
 /// is cut into chunks of about 1 MiB of input and output gradient, each chunk's partial sums
 /// one output of the first kernel (its outermost loop), added up by a second: every register
 /// tile then re-reads a chunk from cache instead of the whole batch from memory.
@@ -290,13 +298,10 @@ fn conv_weight_grad(xpad: &Tensor, grad: &Tensor, k: &[usize], s: &[usize], d: &
     let win = xpad.pool_windows(k, s, d);
     let win_shape: Vec<usize> = [chunks, images, g, 1, cin].iter().chain(&o).chain(k).copied().collect();
     let win = win.reshape(win_shape);
-    // (N, G*cout/G, o...) channels-last -> (chunks, images, G, cout/G, 1, o..., 1...)
-    let to_last: Vec<usize> = [0].into_iter().chain(2..n + 2).chain([1]).collect();
-    let back: Vec<usize> = [0, n + 1].into_iter().chain(1..n + 1).collect();
-    let grad_last = grad.permute(to_last).contiguous().permute(back);
+    // (N, G*cout/G, o...) -> (chunks, images, G, cout/G, 1, o..., 1...)
     let g_shape: Vec<usize> =
         [chunks, images, g, cout / g, 1].iter().chain(&o).copied().chain(std::iter::repeat_n(1, n)).collect();
-    let grad_last = grad_last.reshape(g_shape);
+    let grad_last = grad.reshape(g_shape);
     let axes: Vec<isize> = [1].into_iter().chain(5..5 + n as isize).collect();
     let partial = (win * grad_last).sum_axis(axes);
     let dw = if chunks > 1 { partial.contiguous().sum_axis(0) } else { partial.squeeze(0) };
