@@ -138,8 +138,13 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         // width), by 4 when long.
         let last = reduces.last().expect("a reduce axis");
         let n = last.range_size();
+        // A long reduce with no register tile unrolls by a vector's width: the vectorizer then
+        // keeps one partial sum per lane (see `vectorize::reduce_lanes`).
+        let lanes = (target.simd_bytes / 4) as i64;
         let amount = if n <= 8 {
             n
+        } else if upcast == 1 && lanes >= 4 && n >= 16 * lanes && n % lanes == 0 {
+            lanes
         } else if n % 4 == 0 {
             4
         } else {

@@ -72,7 +72,9 @@ pub fn vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     if topo.iter().any(|n| matches!(n.dtype().scalar, Scalar::F16 | Scalar::BF16)) {
         return None;
     }
-    let axis = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Upcast).last()?;
+    let Some(axis) = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Upcast).last() else {
+        return reduce_lanes(ast, target);
+    };
     let widest = topo.iter().filter(|n| n.dtype().is_float()).map(|n| n.dtype().itemsize()).max().unwrap_or(4).max(4);
     let max_lanes = (target.simd_bytes / widest) as i64;
     let size = axis.range_size();
@@ -89,6 +91,58 @@ pub fn vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     let split = shift_to(ast, &axis, lanes, AxisType::Upcast, false);
     let inner = kernel_ranges(&split).into_iter().max_by_key(|r| r.range_arg().0)?;
     Some((split, inner))
+}
+
+/// A kernel without an UPCAST axis whose innermost UNROLL axis (4 or more lanes) belongs to a
+/// float sum and is walked contiguously by every load that depends on it: the sum keeps one
+/// partial sum per lane, `REDUCE(value, ranges..., u)` becoming `REDUCE(REDUCE(value, ranges...),
+/// u)` with `u` the vector axis (the outer REDUCE adds the lanes up at the end). Returns the
+/// kernel and the axis, or `None`.
+fn reduce_lanes(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
+    let unroll = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Unroll).last()?;
+    let lanes = unroll.range_size();
+    if lanes < 4 || lanes & (lanes - 1) != 0 {
+        return None;
+    }
+    let topo = ast.toposort();
+    let owners: Vec<&UOp> = topo.iter().filter(|n| n.op() == Ops::REDUCE && n.src()[1..].contains(&unroll)).collect();
+    let [red] = owners.as_slice() else { return None };
+    if red.arg() != &Arg::Op(Ops::ADD) || !red.dtype().is_float() || !vector_element(red.dtype()) {
+        return None;
+    }
+    if lanes as usize * red.dtype().itemsize() > target.simd_bytes {
+        return None;
+    }
+    let mut next: FxHashMap<UOp, UOp> = FxHashMap::default();
+    next.insert(unroll.clone(), &unroll + 1);
+    for l in topo.iter().filter(|n| n.op() == Ops::LOAD && n.src()[0].op() == Ops::INDEX) {
+        let index = &l.src()[0];
+        if !index.toposort().contains(&unroll) {
+            continue;
+        }
+        let gate_moves = index.src().get(2).is_some_and(|g| g.toposort().contains(&unroll));
+        let step = simplify(&(&index.src()[1].substitute(&next) - &index.src()[1]));
+        if gate_moves || step.as_int() != Some(1) || !vector_element(l.dtype()) {
+            return None;
+        }
+    }
+    let (id, _) = unroll.range_arg();
+    let axis = UOp::range(unroll.src()[0].clone(), id, AxisType::Upcast);
+    let others: Vec<UOp> = red.src()[1..].iter().filter(|r| **r != unroll).cloned().collect();
+    let mut swap: FxHashMap<UOp, UOp> = FxHashMap::default();
+    swap.insert(unroll.clone(), axis.clone());
+    let value = red.src()[0].substitute(&swap);
+    let partial = if others.is_empty() {
+        value
+    } else {
+        let mut src = vec![value];
+        src.extend(others);
+        red.with_src(src)
+    };
+    let total = red.with_src(vec![partial, axis.clone()]);
+    let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
+    map.insert((*red).clone(), total);
+    Some((ast.substitute(&map), axis))
 }
 
 /// Turns `axis` (an UPCAST range, not yet expanded) into vector lanes.
@@ -110,7 +164,9 @@ pub fn vectorize(ast: &UOp, axis: &UOp) -> UOp {
         let out = if &n == axis {
             Lanes::Each((0..w).map(|k| UOp::int(n.dtype(), k as i64)).collect())
         } else if srcs.iter().all(Lanes::is_same) {
-            Lanes::Same(n.clone())
+            // The same in every lane; rebuilt where a source was (a lane sum replacing a REDUCE).
+            let src: Vec<UOp> = srcs.iter().map(|s| s.lane(0)).collect();
+            Lanes::Same(if src.as_slice() == n.src() { n.clone() } else { n.with_src(src) })
         } else {
             match n.op() {
                 Ops::LOAD => load(&n, &srcs[0], w),
@@ -171,6 +227,12 @@ fn store(n: &UOp, index: &Lanes, value: &Lanes, w: usize) -> Lanes {
 
 fn reduce(n: &UOp, srcs: &[Lanes], w: usize) -> Lanes {
     let Arg::Op(op) = n.arg() else { unreachable!("REDUCE without op") };
+    // A REDUCE over the vector axis itself (from `reduce_lanes`): add the lanes up.
+    if let [_, axis] = n.src() {
+        if axis.op() == Ops::RANGE && axis.range_arg().1 == AxisType::Upcast && !srcs[1].is_same() {
+            return Lanes::Same((1..w).fold(srcs[0].lane(0), |acc, k| UOp::reduce_step(*op, &acc, &srcs[0].lane(k))));
+        }
+    }
     let ranges: Vec<UOp> = n.src()[1..].to_vec();
     if *op == Ops::ADD && n.dtype().is_float() && vector_element(n.dtype()) {
         let mut src = vec![srcs[0].vector(w)];
