@@ -25,20 +25,8 @@ MNIST_STEP = "beautiful_mnist train step, batch 512"
 
 def torch_mnist_step():
     import torch
-    import torch.nn as nn
     import torch.nn.functional as F
-
-    class Model(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.l1, self.l2, self.bn1 = nn.Conv2d(1, 32, 5), nn.Conv2d(32, 32, 5), nn.BatchNorm2d(32)
-            self.l3, self.l4, self.bn2 = nn.Conv2d(32, 64, 3), nn.Conv2d(64, 64, 3), nn.BatchNorm2d(64)
-            self.l5 = nn.Linear(576, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(self.bn1(F.relu(self.l2(F.relu(self.l1(x))))), 2)
-            x = F.max_pool2d(self.bn2(F.relu(self.l4(F.relu(self.l3(x))))), 2)
-            return self.l5(x.flatten(1))
+    from mnist_torch import Model  # the same model as the full run (bench/mnist_torch.py)
 
     model = Model()
     opt = torch.optim.Adam(model.parameters(), 1e-3)

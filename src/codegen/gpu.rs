@@ -125,14 +125,7 @@ fn finish_group_reduces(ast: &UOp, groups: &[UOp], locals: &[UOp], dt: DType) ->
             break;
         };
         let others: Vec<UOp> = red.src()[1..].iter().filter(|r| !groups.contains(r)).cloned().collect();
-        let value = red.src()[0].clone();
-        let partial = if others.is_empty() {
-            value
-        } else {
-            let mut src = vec![value];
-            src.extend(others);
-            red.with_src(src)
-        };
+        let partial = red.reduce_over(red.src()[0].clone(), &others);
         let buf = UOp::new(Ops::DEFINE_LOCAL, red.dtype().ptr(), vec![local_len.clone()], Arg::Int(k as i64));
         let slot_idx = UOp::new(Ops::INDEX, red.dtype().ptr(), vec![buf.clone(), slot.clone()], Arg::None);
         // Inside a loop (an enclosing reduce), the previous iteration's readers must be done
@@ -214,12 +207,7 @@ fn flat_launch(ast: &UOp, outs: &[UOp], target: &Target) -> (UOp, Launch) {
 fn gate_stores(ast: &UOp, cond: &UOp) -> UOp {
     let mut gates: FxHashMap<UOp, UOp> = FxHashMap::default();
     for st in ast.toposort().into_iter().filter(|n| n.op() == Ops::STORE && n.src()[0].op() == Ops::INDEX) {
-        let idx = &st.src()[0];
-        let gate = match idx.src().get(2) {
-            Some(g) => g.and(cond),
-            None => cond.clone(),
-        };
-        gates.insert(idx.clone(), idx.with_src(vec![idx.src()[0].clone(), idx.src()[1].clone(), gate]));
+        gates.insert(st.src()[0].clone(), st.src()[0].and_gate(cond));
     }
     ast.substitute(&gates)
 }

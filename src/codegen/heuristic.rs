@@ -8,8 +8,7 @@
 
 use super::opts::{kernel_ranges, Opt, OptKind};
 use crate::renderer::Target;
-use crate::uop::symbolic::simplify;
-use crate::uop::{AxisType, FxHashMap, Ops, UOp};
+use crate::uop::{AxisType, Ops, UOp};
 
 /// Work (loop iterations) below which threading costs more than it saves.
 const MIN_THREAD_WORK: i64 = 1 << 16;
@@ -157,13 +156,6 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
     opts
 }
 
-/// Whether `index` moves by exactly one element when range `r` moves by one.
-fn unit_stride(index: &UOp, r: &UOp) -> bool {
-    let mut next: FxHashMap<UOp, UOp> = FxHashMap::default();
-    next.insert(r.clone(), r + 1);
-    simplify(&(&index.substitute(&next) - index)).as_int() == Some(1)
-}
-
 /// The output axis for SIMD vectors: the one along which more loads are contiguous than
 /// strided (gathers), weighted by the vector lanes its size allows (at least 4). Stores do not
 /// count: they happen once per output, the loads once per reduce step.
@@ -182,7 +174,7 @@ fn simd_axis(ast: &UOp, outputs: &[UOp], size_of: &dyn Fn(&UOp) -> i64, target: 
             lanes *= 2;
         }
         let moving: Vec<&UOp> = accesses.iter().filter(|i| i.toposort().contains(r)).collect();
-        let contiguous = moving.iter().filter(|i| unit_stride(i, r)).count() as i64;
+        let contiguous = moving.iter().filter(|i| i.unit_stride(r)).count() as i64;
         // Accesses that move by more than one element along the axis become gathers.
         let gathers = moving.len() as i64 - contiguous;
         let score = (contiguous - gathers) * lanes;

@@ -99,11 +99,7 @@ pub fn pad_to(ast: &UOp, range: &UOp, amount: i64) -> UOp {
     let mut fix: FxHashMap<UOp, UOp> = FxHashMap::default();
     for node in sub.toposort() {
         if node.op() == Ops::INDEX && node.src()[1].toposort().contains(&wide) {
-            let gate = match node.src().get(2) {
-                Some(g) => g.and(&valid),
-                None => valid.clone(),
-            };
-            fix.insert(node.clone(), node.with_src(vec![node.src()[0].clone(), node.src()[1].clone(), gate]));
+            fix.insert(node.clone(), node.and_gate(&valid));
         }
     }
     // Then the REDUCEs over the range, found again above the gated loads.

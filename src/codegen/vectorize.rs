@@ -113,16 +113,13 @@ fn reduce_lanes(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     if lanes as usize * red.dtype().itemsize() > target.simd_bytes {
         return None;
     }
-    let mut next: FxHashMap<UOp, UOp> = FxHashMap::default();
-    next.insert(unroll.clone(), &unroll + 1);
     for l in topo.iter().filter(|n| n.op() == Ops::LOAD && n.src()[0].op() == Ops::INDEX) {
         let index = &l.src()[0];
         if !index.toposort().contains(&unroll) {
             continue;
         }
         let gate_moves = index.src().get(2).is_some_and(|g| g.toposort().contains(&unroll));
-        let step = simplify(&(&index.src()[1].substitute(&next) - &index.src()[1]));
-        if gate_moves || step.as_int() != Some(1) || !vector_element(l.dtype()) {
+        if gate_moves || !index.src()[1].unit_stride(&unroll) || !vector_element(l.dtype()) {
             return None;
         }
     }
@@ -131,14 +128,7 @@ fn reduce_lanes(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     let others: Vec<UOp> = red.src()[1..].iter().filter(|r| **r != unroll).cloned().collect();
     let mut swap: FxHashMap<UOp, UOp> = FxHashMap::default();
     swap.insert(unroll.clone(), axis.clone());
-    let value = red.src()[0].substitute(&swap);
-    let partial = if others.is_empty() {
-        value
-    } else {
-        let mut src = vec![value];
-        src.extend(others);
-        red.with_src(src)
-    };
+    let partial = red.reduce_over(red.src()[0].substitute(&swap), &others);
     let total = red.with_src(vec![partial, axis.clone()]);
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
     map.insert((*red).clone(), total);
@@ -239,13 +229,5 @@ fn reduce(n: &UOp, srcs: &[Lanes], w: usize) -> Lanes {
         src.extend(ranges);
         return Lanes::Vector(UOp::new(Ops::REDUCE, n.dtype().vec(w as u8), src, n.arg().clone()));
     }
-    Lanes::Each(
-        (0..w)
-            .map(|k| {
-                let mut src = vec![srcs[0].lane(k)];
-                src.extend(ranges.iter().cloned());
-                n.with_src(src)
-            })
-            .collect(),
-    )
+    Lanes::Each((0..w).map(|k| n.reduce_over(srcs[0].lane(k), &ranges)).collect())
 }

@@ -437,6 +437,35 @@ impl UOp {
         UOp::reduce_step(op, acc, x)
     }
 
+    /// This INDEX with `cond` added to its gate (loads give 0 and stores do nothing where it
+    /// is false).
+    pub fn and_gate(&self, cond: &UOp) -> UOp {
+        debug_assert_eq!(self.op(), Ops::INDEX, "and_gate on {:?}", self.op());
+        let gate = match self.src().get(2) {
+            Some(g) => g.and(cond),
+            None => cond.clone(),
+        };
+        self.with_src(vec![self.src()[0].clone(), self.src()[1].clone(), gate])
+    }
+
+    /// This REDUCE's op over `value` and `ranges`; with no ranges left, `value` itself.
+    pub fn reduce_over(&self, value: UOp, ranges: &[UOp]) -> UOp {
+        debug_assert_eq!(self.op(), Ops::REDUCE, "reduce_over on {:?}", self.op());
+        if ranges.is_empty() {
+            return value;
+        }
+        let mut src = vec![value];
+        src.extend(ranges.iter().cloned());
+        self.with_src(src)
+    }
+
+    /// Whether this index moves by exactly one element when range `r` moves by one.
+    pub fn unit_stride(&self, r: &UOp) -> bool {
+        let mut next: FxHashMap<UOp, UOp> = FxHashMap::default();
+        next.insert(r.clone(), r + 1);
+        crate::uop::symbolic::simplify(&(&self.substitute(&next) - self)).as_int() == Some(1)
+    }
+
     /// `MAX(self, o)` (named so it cannot be confused with `Ord::max`).
     pub fn maximum(&self, o: &UOp) -> UOp {
         UOp::alu(Ops::MAX, vec![self.clone(), o.clone()])
