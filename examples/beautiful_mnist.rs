@@ -54,6 +54,10 @@ fn main() -> ferrograd::Result<()> {
     let start = Instant::now();
     for i in 0..steps {
         let loss = train_step.call(&[])?[0].item::<f32>()?;
+        if i == 0 {
+            // Cold start: with an empty kernel cache this is mostly C compilation.
+            println!("first step: {:.2} s", start.elapsed().as_secs_f64());
+        }
         if i % 10 == 9 {
             acc = test_acc.call(&[])?[0].item::<f32>()?;
         }

@@ -37,7 +37,8 @@ fn compile_errors_carry_the_compiler_log() {
     let err = dev.compile(&[Arc::new(spec)]).err().expect("bad source must fail").to_string();
     assert!(err.contains("failed"), "{err}");
     assert!(err.contains("error"), "compiler log missing: {err}");
-    assert!(err.contains("CC"), "{err}");
+    // Invalid C from the code generator is ferrograd's bug, not the compiler's.
+    assert!(err.contains("bug in ferrograd"), "{err}");
 }
 
 #[test]
@@ -45,10 +46,11 @@ fn compiled_kernels_are_cached_on_disk() {
     use std::os::unix::fs::PermissionsExt;
     let dir = temp_cache("disk");
     std::fs::create_dir_all(&dir).unwrap();
-    // A compiler wrapper that counts its runs.
+    // A compiler wrapper that counts its compiles (not the `--version` probe).
     let log = dir.join("runs.log");
     let cc = dir.join("countingcc");
-    std::fs::write(&cc, format!("#!/bin/sh\necho run >> {}\nexec cc \"$@\"\n", log.display())).unwrap();
+    let script = format!("#!/bin/sh\n[ \"$1\" = --version ] || echo run >> {}\nexec cc \"$@\"\n", log.display());
+    std::fs::write(&cc, script).unwrap();
     std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
     let runs = || std::fs::read_to_string(&log).map(|s| s.lines().count()).unwrap_or(0);
     let cache = dir.join("cache");

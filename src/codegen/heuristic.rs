@@ -48,6 +48,15 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         }
     }
 
+    if reduces.is_empty() && target.simd_bytes > 0 {
+        // Elementwise: the contiguous output axis becomes vector lanes (the C compiler's own
+        // loop vectorizer is off; see `runtime::cc`).
+        if let Some(o) = elementwise_vector(ast, &ranges, &outputs, &opts, target) {
+            opts.push(o);
+        }
+        return opts;
+    }
+
     if !reduces.is_empty() {
         // UPCAST: a register tile over up to two output axes, at most 256 outputs. It always
         // includes the innermost output axis when it can (stores and usually loads are
@@ -154,6 +163,37 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         }
     }
     opts
+}
+
+/// UPCAST for an elementwise kernel: the output axis that loads (or, without loads, the
+/// store) walk with unit stride, by as many lanes as a register holds and the axis divides.
+fn elementwise_vector(ast: &UOp, ranges: &[UOp], outputs: &[UOp], opts: &[Opt], target: &Target) -> Option<Opt> {
+    let pos = |r: &UOp| ranges.iter().position(|x| x == r).expect("range of this kernel");
+    let size_of = |r: &UOp| {
+        let threaded = opts.iter().any(|o| o.kind == OptKind::Thread && o.axis == pos(r));
+        r.range_size() / if threaded { target.threads as i64 } else { 1 }
+    };
+    let widest = ast
+        .toposort()
+        .iter()
+        .filter(|n| matches!(n.op(), Ops::LOAD | Ops::STORE))
+        .map(|n| if n.op() == Ops::STORE { n.src()[1].dtype().itemsize() } else { n.dtype().itemsize() })
+        .max()
+        .unwrap_or(4)
+        .max(1);
+    let max_lanes = (target.simd_bytes / widest) as i64;
+    let stored_along = |r: &UOp| {
+        ast.toposort()
+            .iter()
+            .any(|n| n.op() == Ops::STORE && n.src()[0].op() == Ops::INDEX && n.src()[0].src()[1].unit_stride(r))
+    };
+    let axis = simd_axis(ast, outputs, &size_of, target)
+        .or_else(|| outputs.iter().rev().find(|r| stored_along(r)).cloned())?;
+    let mut lanes = 1;
+    while lanes * 2 <= max_lanes && size_of(&axis) % (lanes * 2) == 0 {
+        lanes *= 2;
+    }
+    (lanes >= 4).then(|| Opt { kind: OptKind::Upcast, axis: pos(&axis), amount: lanes })
 }
 
 /// The output axis for SIMD vectors: the one along which more loads are contiguous than

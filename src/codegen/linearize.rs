@@ -32,8 +32,12 @@ struct Linearizer {
     children: FxHashMap<Block, Vec<UOp>>,
     nodes_in: FxHashMap<Block, Vec<UOp>>,
     order: FxHashMap<UOp, usize>,
+    /// For each loop, the values defined outside it (in its parent block) that its body uses,
+    /// in topological order: the loop must come after them.
+    loop_uses: FxHashMap<UOp, Vec<UOp>>,
     // output
     prog: Vec<UOp>,
+    emitted: FxHashSet<UOp>,
     map: FxHashMap<UOp, UOp>,
     accs: FxHashMap<UOp, UOp>,
 }
@@ -89,31 +93,12 @@ impl Linearizer {
         kids.sort_by_key(|r| self.order[r]);
         items.extend(kids.iter().cloned().map(Item::Loop));
 
-        // Dependencies between the items of this block.
+        // Dependencies between the items of this block (in topological order, so the program
+        // is the same in every process).
         let mut deps: FxHashMap<Item, Vec<Item>> = FxHashMap::default();
-        let add_use = |this: &Linearizer, deps: &mut FxHashMap<Item, Vec<Item>>, user_block: &Block, s: &UOp| {
-            if s.op() == Ops::RANGE {
-                return;
-            }
-            let sb = &this.block[s];
-            if sb != &b || user_block == &b {
-                return;
-            }
-            // `s` lives here and is used inside a nested loop: that loop depends on it.
-            if this.is_ancestor(&b, user_block.clone()) {
-                let child = this.child_towards(&b, user_block);
-                deps.entry(Item::Loop(child)).or_default().push(Item::Node(s.clone()));
-            }
-        };
-        for (n, nb) in self.block.iter().filter(|(n, _)| n.op() != Ops::RANGE) {
-            for s in n.src() {
-                add_use(self, &mut deps, nb, s);
-            }
-            if n.op() == Ops::REDUCE {
-                // The accumulate step runs in the innermost reduce loop and uses the value.
-                let last = n.src()[1..].iter().max_by_key(|r| self.depth[*r]).cloned();
-                add_use(self, &mut deps, &last, &n.src()[0]);
-            }
+        for kid in &kids {
+            let used = self.loop_uses.get(kid).map(Vec::as_slice).unwrap_or(&[]);
+            deps.entry(Item::Loop(kid.clone())).or_default().extend(used.iter().cloned().map(Item::Node));
         }
         for n in &nodes {
             let mut d: Vec<Item> = n
@@ -164,6 +149,11 @@ impl Linearizer {
         }
     }
 
+    fn push(&mut self, u: UOp) {
+        self.emitted.insert(u.clone());
+        self.prog.push(u);
+    }
+
     fn mapped(&self, n: &UOp) -> UOp {
         self.map.get(n).cloned().unwrap_or_else(|| {
             panic!(
@@ -180,13 +170,13 @@ impl Linearizer {
             let top = n.src()[1..].iter().min_by_key(|r| self.depth[*r]).expect("REDUCE without ranges");
             let end = UOp::new(Ops::END, DType::VOID, vec![self.mapped(top)], Arg::None);
             let load = UOp::new(Ops::LOAD, n.dtype(), vec![self.accs[n].clone(), end], Arg::None);
-            self.prog.push(load.clone());
+            self.push(load.clone());
             self.map.insert(n.clone(), load);
             return;
         }
         let src: Vec<UOp> = n.src().iter().map(|s| self.mapped(s)).collect();
         let new = if src.iter().zip(n.src()).all(|(a, b)| a == b) { n.clone() } else { n.with_src(src) };
-        self.prog.push(new.clone());
+        self.push(new.clone());
         self.map.insert(n.clone(), new);
     }
 
@@ -202,16 +192,16 @@ impl Linearizer {
             } else {
                 identity
             };
-            self.prog.push(acc.clone());
+            self.push(acc.clone());
             if init.op() == Ops::VECTORIZE {
-                self.prog.push(init.src()[0].clone());
+                self.push(init.src()[0].clone());
             }
-            self.prog.push(init.clone());
-            self.prog.push(UOp::new(Ops::STORE, DType::VOID, vec![acc.clone(), init], Arg::None));
+            self.push(init.clone());
+            self.push(UOp::new(Ops::STORE, DType::VOID, vec![acc.clone(), init], Arg::None));
             self.accs.insert(red, acc);
         }
         let rr = r.with_src(vec![self.mapped(&r.src()[0])]);
-        self.prog.push(rr.clone());
+        self.push(rr.clone());
         self.map.insert(r.clone(), rr.clone());
         self.emit_block(Some(r.clone()));
         let last = self.reduce_of_last.get(r).cloned().unwrap_or_default();
@@ -224,15 +214,15 @@ impl Linearizer {
             let old = UOp::new(Ops::LOAD, red.dtype(), vec![acc.clone(), rr.clone()], Arg::None);
             let v = self.mapped(&red.src()[0]);
             let new = UOp::accumulate(*op, &old, &v, reroot);
-            self.prog.push(old.clone());
+            self.push(old.clone());
             for n in new.toposort() {
-                if n != old && n != v && !self.map.contains_key(&n) && !self.prog.contains(&n) {
-                    self.prog.push(n);
+                if n != old && n != v && !self.map.contains_key(&n) && !self.emitted.contains(&n) {
+                    self.push(n);
                 }
             }
-            self.prog.push(UOp::new(Ops::STORE, DType::VOID, vec![acc, new], Arg::None));
+            self.push(UOp::new(Ops::STORE, DType::VOID, vec![acc, new], Arg::None));
         }
-        self.prog.push(UOp::new(Ops::END, DType::VOID, vec![rr], Arg::None));
+        self.push(UOp::new(Ops::END, DType::VOID, vec![rr], Arg::None));
     }
 }
 
@@ -293,7 +283,9 @@ pub fn linearize(sink: &UOp) -> Vec<UOp> {
         children: FxHashMap::default(),
         nodes_in: FxHashMap::default(),
         order: FxHashMap::default(),
+        loop_uses: FxHashMap::default(),
         prog: Vec::new(),
+        emitted: FxHashSet::default(),
         map: FxHashMap::default(),
         accs: FxHashMap::default(),
     };
@@ -354,8 +346,43 @@ pub fn linearize(sink: &UOp) -> Vec<UOp> {
         lin.nodes_in.entry(b.clone()).or_default().push(n.clone());
         lin.block.insert(n.clone(), b);
     }
+    lin.loop_uses = loop_uses(&lin, &topo);
     lin.emit_block(None);
-    drop_dead_values(lin.prog)
+    let prog = drop_dead_values(lin.prog);
+    if let Err(e) = verify_program(&prog) {
+        panic!("linearize: the program breaks its contract: {e}");
+    }
+    prog
+}
+
+/// Which values each loop's body uses from the block around the loop (see `Linearizer::loop_uses`).
+fn loop_uses(lin: &Linearizer, topo: &[UOp]) -> FxHashMap<UOp, Vec<UOp>> {
+    let mut out: FxHashMap<UOp, Vec<UOp>> = FxHashMap::default();
+    let mut seen: FxHashSet<(UOp, UOp)> = FxHashSet::default();
+    let mut add = |user_block: &Block, s: &UOp| {
+        if s.op() == Ops::RANGE {
+            return;
+        }
+        let sb = &lin.block[s];
+        if sb != user_block && lin.is_ancestor(sb, user_block.clone()) {
+            let child = lin.child_towards(sb, user_block);
+            if seen.insert((child.clone(), s.clone())) {
+                out.entry(child).or_default().push(s.clone());
+            }
+        }
+    };
+    for n in topo.iter().filter(|n| n.op() != Ops::RANGE && n.op() != Ops::SINK) {
+        let nb = lin.block[n].clone();
+        for s in n.src() {
+            add(&nb, s);
+        }
+        if n.op() == Ops::REDUCE {
+            // The accumulate step runs in the innermost reduce loop and uses the value.
+            let last = n.src()[1..].iter().max_by_key(|r| lin.depth[*r]).cloned();
+            add(&last, &n.src()[0]);
+        }
+    }
+    out
 }
 
 /// Removes values nothing uses (an unrolled dot product's chain that the accumulate step
@@ -374,4 +401,68 @@ fn drop_dead_values(prog: Vec<UOp>) -> Vec<UOp> {
         }
     }
     prog.into_iter().zip(keep).filter_map(|(u, k)| k.then_some(u)).collect()
+}
+
+/// Checks the program contract: every value is defined before it is used, in its own block or
+/// one around it (a loop body or `if` that has closed no longer names its values); loops and
+/// `if`s are balanced and each `END` closes the innermost open loop. Cheap (one pass), so it runs
+/// on every kernel: a violation would otherwise be a C compile error or a wrong result.
+pub fn verify_program(prog: &[UOp]) -> Result<(), String> {
+    // Values visible now, and per open block what it defined and its opener.
+    let mut visible: FxHashSet<UOp> = FxHashSet::default();
+    let mut blocks: Vec<(Option<UOp>, Vec<UOp>)> = vec![(None, Vec::new())];
+    for (i, u) in prog.iter().enumerate() {
+        for s in u.src() {
+            // END refers to its (already closed or closing) loop; LOAD of an accumulator after
+            // the loop refers to the END.
+            let ok = visible.contains(s) || (u.op() == Ops::END && s.op() == Ops::RANGE) || s.op() == Ops::END;
+            if !ok {
+                return Err(format!(
+                    "step {i} ({:?}) uses a {:?} that is not defined in an open block",
+                    u.op(),
+                    s.op()
+                ));
+            }
+        }
+        match u.op() {
+            Ops::RANGE | Ops::IF => {
+                blocks.push((Some(u.clone()), Vec::new()));
+                if u.op() == Ops::RANGE {
+                    visible.insert(u.clone());
+                    blocks.last_mut().expect("just pushed").1.push(u.clone());
+                }
+                continue;
+            }
+            Ops::END | Ops::ENDIF => {
+                let (opener, defined) = blocks
+                    .pop()
+                    .filter(|_| !blocks.is_empty())
+                    .ok_or(format!("step {i}: {:?} with no open block", u.op()))?;
+                let opener = opener.ok_or(format!("step {i}: {:?} closes the kernel", u.op()))?;
+                let matches = match u.op() {
+                    Ops::END => opener.op() == Ops::RANGE && u.src().first() == Some(&opener),
+                    _ => opener.op() == Ops::IF,
+                };
+                if !matches {
+                    return Err(format!("step {i}: {:?} does not close the innermost open {:?}", u.op(), opener.op()));
+                }
+                for d in defined {
+                    visible.remove(&d);
+                }
+                if blocks.is_empty() {
+                    return Err(format!("step {i}: unbalanced {:?}", u.op()));
+                }
+                visible.insert(u.clone());
+                continue;
+            }
+            _ => {}
+        }
+        if visible.insert(u.clone()) {
+            blocks.last_mut().expect("the kernel block").1.push(u.clone());
+        }
+    }
+    if blocks.len() != 1 {
+        return Err(format!("{} loop(s) or if(s) never closed", blocks.len() - 1));
+    }
+    Ok(())
 }

@@ -19,11 +19,52 @@ pub struct CompiledKernel {
     pub program: Arc<dyn Program>,
 }
 
-type ProgramCache = Mutex<FxHashMap<(UOp, String), CompiledKernel>>;
+/// Compiled kernels by (kernel AST, device), least recently used dropped past the capacity:
+/// a process that sees many shapes keeps a bounded number of kernels (and of loaded shared
+/// objects, which the CPU device unloads when no program of theirs is left).
+struct ProgramCache {
+    map: FxHashMap<(UOp, String), (CompiledKernel, u64)>,
+    clock: u64,
+    capacity: usize,
+}
 
-fn program_cache() -> &'static ProgramCache {
-    static CACHE: OnceLock<ProgramCache> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(FxHashMap::default()))
+impl ProgramCache {
+    fn get(&mut self, key: &(UOp, String)) -> Option<CompiledKernel> {
+        self.clock += 1;
+        let now = self.clock;
+        self.map.get_mut(key).map(|(k, used)| {
+            *used = now;
+            k.clone()
+        })
+    }
+    fn insert(&mut self, key: (UOp, String), k: CompiledKernel) {
+        self.clock += 1;
+        self.map.insert(key, (k, self.clock));
+        if self.map.len() > self.capacity {
+            // Drop the oldest eighth at once, so eviction costs O(1) per insert on average.
+            let mut ages: Vec<u64> = self.map.values().map(|(_, t)| *t).collect();
+            let cut = (ages.len() - self.capacity + self.capacity / 8).min(ages.len() - 1);
+            let (_, nth, _) = ages.select_nth_unstable(cut);
+            let limit = *nth;
+            self.map.retain(|_, (_, t)| *t > limit);
+        }
+    }
+}
+
+/// Kernels kept compiled by default.
+const PROGRAM_CACHE_CAPACITY: usize = 1024;
+
+fn program_cache() -> &'static Mutex<ProgramCache> {
+    static CACHE: OnceLock<Mutex<ProgramCache>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        Mutex::new(ProgramCache { map: FxHashMap::default(), clock: 0, capacity: PROGRAM_CACHE_CAPACITY })
+    })
+}
+
+/// Sets how many compiled kernels the engine keeps (least recently used dropped first).
+pub fn set_program_cache_capacity(n: usize) {
+    let mut c = program_cache().lock().unwrap_or_else(|e| e.into_inner());
+    c.capacity = n.max(1);
 }
 
 static KERNELS_RUN: AtomicUsize = AtomicUsize::new(0);
@@ -39,13 +80,13 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
     let mut out: Vec<Option<CompiledKernel>> = vec![None; items.len()];
     let mut misses: FxHashMap<String, Vec<usize>> = FxHashMap::default();
     {
-        let cache = program_cache().lock().unwrap_or_else(|e| e.into_inner());
+        let mut cache = program_cache().lock().unwrap_or_else(|e| e.into_inner());
         for (i, it) in items.iter().enumerate() {
             if it.kind != ItemKind::Kernel {
                 continue;
             }
             match cache.get(&(it.ast.clone(), it.device.clone())) {
-                Some(k) => out[i] = Some(k.clone()),
+                Some(k) => out[i] = Some(k),
                 None => misses.entry(it.device.clone()).or_default().push(i),
             }
         }

@@ -37,10 +37,62 @@ pub struct CDialect {
     pub int64_suffixes: (&'static str, &'static str),
     /// Name of the math function `name` (`sqrt`, `exp2`, `log2`, `sin`, `trunc`) for `dt`.
     pub math_fn: fn(name: &str, dt: DType) -> String,
+    /// Float expression `x` converted to integer dtype `to`: truncated, saturated at the
+    /// type's range, NaN to 0 (the interpreter's semantics).
+    pub float_to_int: fn(x: &str, to: DType) -> String,
     /// Whether 32/64-bit signed `+ - * neg <<` that may overflow (by range analysis) is computed
     /// in the unsigned type, so it wraps. C gets wrapping from `-fwrapv`; OpenCL C has no such
     /// option, and its compilers exploit signed overflow being undefined.
     pub wrap_signed: bool,
+}
+
+/// The 16-bit float conversions every C-style dialect shares (f16 and bf16 are stored as
+/// 16-bit integers and computed in float), written once over four per-dialect macros: `FG_FN`
+/// (function qualifiers), `FG_F2U`/`FG_U2F` (float <-> bits) and `FG_RINT` (round to nearest
+/// even). Bit-exact with the `half` crate.
+macro_rules! half_prelude {
+    () => {
+        r#"/* f16 and bf16 are stored as 16-bit integers and computed in float. */
+FG_FN float __h2f(unsigned short h) {
+  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
+  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
+  return FG_U2F(u);
+}
+FG_FN unsigned short __f2h(float f) {
+  unsigned int u = FG_F2U(f);
+  unsigned int s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u);
+  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
+  if (a < 0x38800000u) return (unsigned short)(s | (unsigned int)FG_RINT(FG_U2F(a) * 16777216.0f));
+  return (unsigned short)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
+}
+FG_FN float __bf2f(unsigned short b) { return FG_U2F((unsigned int)b << 16); }
+FG_FN unsigned short __f2bf(float f) {
+  unsigned int u = FG_F2U(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"#
+    };
+}
+
+/// Float to integer conversions with one defined meaning on every device (the interpreter's,
+/// Rust's `as`): truncate toward zero, saturate at the target's range, NaN is 0. A plain C cast
+/// is undefined there (x86 gives INT_MIN). OpenCL C has these as `convert_T_sat_rtz`.
+macro_rules! saturating_casts_prelude {
+    () => {
+        r#"#define FG_SAT(T, NAME, LO, HI) FG_FN T NAME(double x) { return x != x ? (T)0 : x <= (double)(LO) ? (T)(LO) : x >= (double)(HI) ? (T)(HI) : (T)x; }
+FG_SAT(signed char, __sat_i8, -128, 127)
+FG_SAT(unsigned char, __sat_u8, 0, 255)
+FG_SAT(short, __sat_i16, -32768, 32767)
+FG_SAT(unsigned short, __sat_u16, 0, 65535)
+FG_SAT(int, __sat_i32, (-2147483647-1), 2147483647)
+FG_SAT(unsigned int, __sat_u32, 0, 4294967295u)
+FG_SAT(long long, __sat_i64, (-9223372036854775807ll-1), 9223372036854775807ll)
+FG_SAT(unsigned long long, __sat_u64, 0, 18446744073709551615ull)
+"#
+    };
 }
 
 /// The plain C dialect for the CPU device.
@@ -60,6 +112,7 @@ pub fn c_dialect() -> CDialect {
         type_name: c_type,
         int64_suffixes: ("ll", "ull"),
         math_fn: c_math_fn,
+        float_to_int: sat_helper,
         wrap_signed: false,
     }
 }
@@ -93,40 +146,29 @@ pub fn cuda_dialect() -> CDialect {
         type_name: c_type,
         int64_suffixes: ("ll", "ull"),
         math_fn: c_math_fn,
+        float_to_int: sat_helper,
         // NVRTC has no -fwrapv, and NVVM optimizes on signed overflow being undefined.
         wrap_signed: true,
     }
 }
 
-const CUDA_PRELUDE: &str = r#"#ifndef INFINITY
+/// CUDA's prelude: NVRTC has no standard headers, so `INFINITY`/`NAN` and a bit-cast helper.
+const CUDA_PRELUDE: &str = concat!(
+    r#"#ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 #ifndef NAN
 #define NAN __int_as_float(0x7fffffff)
 #endif
 template <class T, class F> __device__ __forceinline__ T __bitcast(F x) { T y; memcpy(&y, &x, sizeof(y)); return y; }
-/* f16 and bf16 are stored as 16-bit integers and computed in float (bit-exact with the C device). */
-__device__ __forceinline__ float __h2f(unsigned short h) {
-  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
-  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
-  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
-  return __uint_as_float(u);
-}
-__device__ __forceinline__ unsigned short __f2h(float f) {
-  unsigned int u = __float_as_uint(f);
-  unsigned int s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u);
-  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
-  if (a < 0x38800000u) return (unsigned short)(s | (unsigned int)rintf(__uint_as_float(a) * 16777216.0f));
-  return (unsigned short)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
-}
-__device__ __forceinline__ float __bf2f(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }
-__device__ __forceinline__ unsigned short __f2bf(float f) {
-  unsigned int u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-"#;
+#define FG_FN __device__ __forceinline__
+#define FG_F2U __float_as_uint
+#define FG_U2F __uint_as_float
+#define FG_RINT rintf
+"#,
+    half_prelude!(),
+    saturating_casts_prelude!()
+);
 
 /// OpenCL C 1.2: `__kernel` entry points with `__global` buffers, one work item per global
 /// index. The math builtins are overloaded (`sqrt`, not `sqrtf`), 64-bit integers are
@@ -153,6 +195,7 @@ pub fn opencl_dialect() -> CDialect {
         type_name: opencl_type,
         int64_suffixes: ("l", "ul"),
         math_fn: |name, _| name.to_string(),
+        float_to_int: |x, to| format!("convert_{}_sat_rtz({x})", opencl_type(to)),
         wrap_signed: true,
     }
 }
@@ -176,58 +219,31 @@ pub fn opencl_type(dt: DType) -> &'static str {
 /// Doubles are an extension in OpenCL C 1.2: enabled where the device has it (a kernel using
 /// them fails to build elsewhere, with a message naming `double`). Contraction into FMA is off
 /// for the same results as the C device.
-const OPENCL_PRELUDE: &str = r#"#ifdef cl_khr_fp64
+const OPENCL_PRELUDE: &str = concat!(
+    r#"#ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 #pragma OPENCL FP_CONTRACT OFF
-/* f16 and bf16 are stored as 16-bit integers and computed in float (bit-exact with the C device). */
-static inline float __h2f(ushort h) {
-  uint s = (uint)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
-  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
-  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
-  return as_float(u);
-}
-static inline ushort __f2h(float f) {
-  uint u = as_uint(f);
-  uint s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (ushort)(s | 0x7e00u);
-  if (a >= 0x477ff000u) return (ushort)(s | 0x7c00u);
-  if (a < 0x38800000u) return (ushort)(s | (uint)rint(as_float(a) * 16777216.0f));
-  return (ushort)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
-}
-static inline float __bf2f(ushort b) { return as_float((uint)b << 16); }
-static inline ushort __f2bf(float f) {
-  uint u = as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
-  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-"#;
+#define FG_FN static inline
+#define FG_F2U as_uint
+#define FG_U2F as_float
+#define FG_RINT rint
+"#,
+    half_prelude!()
+);
 
-const C_PRELUDE: &str = r#"#include <math.h>
+const C_PRELUDE: &str = concat!(
+    r#"#include <math.h>
 #include <stdbool.h>
 #include <string.h>
-/* f16 and bf16 are stored as 16-bit integers and computed in float. */
-static inline float __h2f(unsigned short h) {
-  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
-  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
-  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
-  float f; memcpy(&f, &u, 4); return f;
-}
-static inline unsigned short __f2h(float f) {
-  unsigned int u; memcpy(&u, &f, 4);
-  unsigned int s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u);
-  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
-  if (a < 0x38800000u) { float af; memcpy(&af, &a, 4); return (unsigned short)(s | (unsigned int)rintf(af * 16777216.0f)); }
-  return (unsigned short)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
-}
-static inline float __bf2f(unsigned short b) { unsigned int u = (unsigned int)b << 16; float f; memcpy(&f, &u, 4); return f; }
-static inline unsigned short __f2bf(float f) {
-  unsigned int u; memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-"#;
+#define FG_FN static inline
+static inline unsigned int FG_F2U(float f) { unsigned int u; memcpy(&u, &f, 4); return u; }
+static inline float FG_U2F(unsigned int u) { float f; memcpy(&f, &u, 4); return f; }
+#define FG_RINT rintf
+"#,
+    half_prelude!(),
+    saturating_casts_prelude!()
+);
 
 pub struct CStyleRenderer {
     pub dialect: CDialect,
@@ -300,7 +316,7 @@ fn literal(v: ConstValue, dt: DType, type_name: fn(DType) -> &'static str, (ll, 
 
 /// Converts expression `x` of dtype `from` to `to` with C semantics, going through float for
 /// the 16-bit float types.
-fn c_cast(x: &str, from: DType, to: DType, type_name: fn(DType) -> &'static str) -> String {
+fn c_cast(x: &str, from: DType, to: DType, d: &CDialect) -> String {
     let as_float = match from.scalar {
         Scalar::F16 => format!("__h2f({x})"),
         Scalar::BF16 => format!("__bf2f({x})"),
@@ -310,8 +326,26 @@ fn c_cast(x: &str, from: DType, to: DType, type_name: fn(DType) -> &'static str)
         Scalar::F16 => format!("__f2h((float)({as_float}))"),
         Scalar::BF16 => format!("__f2bf((float)({as_float}))"),
         Scalar::Bool => format!("({as_float}!=0)"),
-        _ => format!("(({})({as_float}))", type_name(to)),
+        // Float to integer: truncate, saturate, NaN to 0 (a plain C cast is undefined there).
+        _ if from.is_float() && to.is_int() => (d.float_to_int)(&as_float, to),
+        _ => format!("(({})({as_float}))", (d.type_name)(to)),
     }
+}
+
+/// The saturating float-to-integer helper of the C and CUDA preludes (`__sat_i32`).
+fn sat_helper(x: &str, to: DType) -> String {
+    let short = match to.scalar {
+        Scalar::I8 => "i8",
+        Scalar::U8 => "u8",
+        Scalar::I16 => "i16",
+        Scalar::U16 => "u16",
+        Scalar::I32 => "i32",
+        Scalar::U32 => "u32",
+        Scalar::I64 => "i64",
+        Scalar::U64 => "u64",
+        s => panic!("float to int cast: {s:?} is not an integer type"),
+    };
+    format!("__sat_{short}({x})")
 }
 
 /// C's math functions: `sqrt` for double, `sqrtf` for float.
@@ -350,6 +384,22 @@ fn vector_typedef(dt: DType, type_name: fn(DType) -> &'static str) -> String {
     out
 }
 
+/// How many times the C text of `u` mentions its source `i` (`MAX` and a division that must
+/// test its divisor name their operands more than once).
+fn text_copies(u: &UOp, i: usize) -> usize {
+    match u.op() {
+        Ops::MAX => 2,
+        Ops::IDIV | Ops::MOD if !u.src()[1].as_int().is_some_and(|c| c != 0 && c != -1) => {
+            if i == 1 {
+                3
+            } else {
+                2
+            }
+        }
+        _ => 1,
+    }
+}
+
 impl Renderer for CStyleRenderer {
     fn target(&self) -> &Target {
         &self.target
@@ -370,14 +420,22 @@ struct Render<'a> {
     counters: FxHashMap<&'static str, usize>,
     /// Vector types used (element dtype, lanes), for their typedefs.
     vectors: Vec<DType>,
+    /// Per open block (loop or `if`): the names bound inside it and what they replaced. A
+    /// value the linearizer emits a second time inside a block (an accumulator's initial
+    /// vector) gets its own variable there; when the block closes, the outer name is back, so
+    /// no later line names a variable declared in a closed block.
+    scopes: Vec<Vec<(UOp, Option<String>)>>,
 }
 
 impl<'a> Render<'a> {
     fn new(d: &'a CDialect, uops: &'a [UOp]) -> Self {
+        // How often each value's text would appear: an expression is inlined only where it
+        // appears once, so nested inlining never repeats work or grows the source faster than
+        // the program.
         let mut uses: FxHashMap<UOp, usize> = FxHashMap::default();
         for u in uops {
-            for s in u.src() {
-                *uses.entry(s.clone()).or_default() += 1;
+            for (i, s) in u.src().iter().enumerate() {
+                *uses.entry(s.clone()).or_default() += text_copies(u, i);
             }
         }
         Render {
@@ -389,6 +447,7 @@ impl<'a> Render<'a> {
             depth: 1,
             counters: FxHashMap::default(),
             vectors: Vec::new(),
+            scopes: vec![Vec::new()],
         }
     }
 
@@ -407,6 +466,28 @@ impl<'a> Render<'a> {
     /// A literal in this dialect.
     fn lit(&self, v: ConstValue, dt: DType) -> String {
         literal(v, dt, self.d.type_name, self.d.int64_suffixes)
+    }
+
+    /// Names the value `u` from here to the end of the current block.
+    fn bind(&mut self, u: &UOp, name: String) {
+        let old = self.names.insert(u.clone(), name);
+        self.scopes.last_mut().expect("the kernel's own block").push((u.clone(), old));
+    }
+
+    fn open_block(&mut self) {
+        self.depth += 1;
+        self.scopes.push(Vec::new());
+    }
+
+    fn close_block(&mut self) {
+        self.depth -= 1;
+        for (u, old) in self.scopes.pop().expect("END without an open block").into_iter().rev() {
+            match old {
+                Some(name) => self.names.insert(u, name),
+                None => self.names.remove(&u),
+            };
+        }
+        self.line("}");
     }
 
     fn fresh(&mut self, prefix: &'static str) -> String {
@@ -484,7 +565,7 @@ impl<'a> Render<'a> {
             }
             Ops::MULACC if dt.is_float() => format!("{}({},{},{})", (self.d.math_fn)("fma", dt), s[0], s[1], s[2]),
             Ops::MULACC => format!("(({}*{})+{})", s[0], s[1], s[2]),
-            Ops::CAST => return c_cast(s[0], sdt, dt, self.d.type_name),
+            Ops::CAST => return c_cast(s[0], sdt, dt, self.d),
             Ops::BITCAST => return (self.d.bitcast)(s[0], sdt, dt),
             op => panic!("C renderer: no rendering for {op:?}"),
         };
@@ -560,22 +641,22 @@ impl<'a> Render<'a> {
                             self.d.restrict
                         ),
                     ));
-                    self.names.insert(u.clone(), nm);
+                    self.bind(u, nm);
                 }
                 Ops::DEFINE_VAR => {
                     let Arg::Var(vname, _, _) = u.arg() else { unreachable!() };
                     params.push((usize::MAX, format!("{} {vname}", (self.d.type_name)(u.dtype()))));
-                    self.names.insert(u.clone(), vname.to_string());
+                    self.bind(u, vname.to_string());
                 }
                 Ops::CONST if u.dtype().count > 1 => {
                     let c = u.const_value().expect("CONST without value");
                     let one = self.lit(c, u.dtype().base());
                     let t = self.ty(u.dtype());
-                    self.names.insert(u.clone(), format!("__bcast_{t}({one})"));
+                    self.bind(u, format!("__bcast_{t}({one})"));
                 }
                 Ops::CONST => {
                     let c = u.const_value().expect("CONST without value");
-                    self.names.insert(u.clone(), self.lit(c, u.dtype()));
+                    self.bind(u, self.lit(c, u.dtype()));
                 }
                 Ops::VECTORIZE => {
                     let t = self.ty(u.dtype());
@@ -587,11 +668,11 @@ impl<'a> Render<'a> {
                     };
                     let nm = self.fresh("vec");
                     self.line(&format!("{t} {nm} = {expr};"));
-                    self.names.insert(u.clone(), nm);
+                    self.bind(u, nm);
                 }
                 Ops::GEP => {
                     let text = format!("{}[{}]", self.n(&u.src()[0]), u.arg_int());
-                    self.names.insert(u.clone(), text);
+                    self.bind(u, text);
                 }
                 Ops::SPECIAL => {
                     let Arg::Special(kind, dim) = u.arg() else { unreachable!() };
@@ -607,47 +688,44 @@ impl<'a> Render<'a> {
                     let text = (self.d.special)(*kind, *dim, wide);
                     let ty = (self.d.type_name)(u.dtype());
                     self.line(&format!("{ty} {nm} = {text}; /* {} */", self.n(&u.src()[0]).to_owned()));
-                    self.names.insert(u.clone(), nm);
+                    self.bind(u, nm);
                 }
                 Ops::DEFINE_LOCAL => {
                     let nm = format!("temp{}", u.arg_int());
                     let size = self.n(&u.src()[0]).to_owned();
                     self.line(&format!("{}{} {nm}[{size}];", self.d.local_prefix, (self.d.type_name)(u.dtype())));
-                    self.names.insert(u.clone(), nm);
+                    self.bind(u, nm);
                 }
                 Ops::DEFINE_REG => {
                     let nm = self.fresh("acc");
                     let t = self.ty(u.dtype());
                     self.line(&format!("{t} {nm};"));
-                    self.names.insert(u.clone(), nm);
+                    self.bind(u, nm);
                 }
                 Ops::RANGE if u.range_arg().1 == AxisType::Thread => {
                     // One thread per index value: the launcher passes it as `core_id`.
                     let nm = format!("ridx{}", u.range_arg().0);
                     let end = self.n(&u.src()[0]).to_owned();
                     self.line(&format!("{{ int {nm} = core_id; /* THREAD axis of {end} */"));
-                    self.depth += 1;
+                    self.open_block();
                     // The range lets the compiler prove index arithmetic does not wrap (it is
                     // compiled with -fwrapv), so it vectorizes with plain loads, not gathers.
                     self.line(&format!("if ({nm} < 0 || {nm} >= {end}) __builtin_unreachable();"));
-                    self.names.insert(u.clone(), nm);
+                    self.bind(u, nm);
                 }
                 Ops::RANGE => {
                     let nm = format!("ridx{}", u.range_arg().0);
                     let end = self.n(&u.src()[0]).to_owned();
                     let ty = (self.d.type_name)(u.dtype());
                     self.line(&format!("for ({ty} {nm} = 0; {nm} < {end}; {nm}++) {{"));
-                    self.depth += 1;
-                    self.names.insert(u.clone(), nm);
+                    self.open_block();
+                    self.bind(u, nm);
                 }
-                Ops::END | Ops::ENDIF => {
-                    self.depth -= 1;
-                    self.line("}");
-                }
+                Ops::END | Ops::ENDIF => self.close_block(),
                 Ops::IF => {
                     let c = self.n(&u.src()[0]).to_owned();
                     self.line(&format!("if ({c}) {{"));
-                    self.depth += 1;
+                    self.open_block();
                 }
                 Ops::BARRIER => {
                     let b = self.d.barrier;
@@ -655,13 +733,13 @@ impl<'a> Render<'a> {
                 }
                 Ops::INDEX => {
                     let text = format!("{}[{}]", self.n(&u.src()[0]), self.n(&u.src()[1]));
-                    self.names.insert(u.clone(), text);
+                    self.bind(u, text);
                 }
                 Ops::LOAD => {
                     let src = &u.src()[0];
                     if src.op() == Ops::DEFINE_REG {
                         let nm = self.n(src).to_owned();
-                        self.names.insert(u.clone(), nm);
+                        self.bind(u, nm);
                         continue;
                     }
                     let t = self.ty(u.dtype());
@@ -678,7 +756,7 @@ impl<'a> Render<'a> {
                     };
                     let nm = self.fresh("val");
                     self.line(&format!("{t} {nm} = {expr};"));
-                    self.names.insert(u.clone(), nm);
+                    self.bind(u, nm);
                 }
                 Ops::STORE => {
                     let (dst, val) = (&u.src()[0], self.n(&u.src()[1]).to_owned());
@@ -700,12 +778,12 @@ impl<'a> Render<'a> {
                     let expr = self.alu_expr(u);
                     // Vectors always get a variable (a lane is read as `name[k]`).
                     if self.uses.get(u).copied().unwrap_or(0) <= 1 && op != Ops::BITCAST && u.dtype().count <= 1 {
-                        self.names.insert(u.clone(), expr);
+                        self.bind(u, expr);
                     } else {
                         let nm = self.fresh("alu");
                         let t = self.ty(u.dtype());
                         self.line(&format!("{t} {nm} = {expr};"));
-                        self.names.insert(u.clone(), nm);
+                        self.bind(u, nm);
                     }
                 }
                 op => panic!("C renderer: unsupported op {op:?}"),

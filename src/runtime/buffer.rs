@@ -21,7 +21,8 @@ impl Buffer {
         &self.device
     }
     pub fn nbytes(&self) -> usize {
-        self.size * self.dtype.itemsize()
+        // Saturating: a size no allocation can hold fails in `alloc` as out of memory.
+        self.size.saturating_mul(self.dtype.itemsize())
     }
     pub fn is_allocated(&self) -> bool {
         self.mem.get().is_some()

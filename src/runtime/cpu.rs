@@ -4,88 +4,20 @@
 //! compiler process per batch, up to one batch per core, in parallel.
 
 use super::device::{Device, DeviceMemory, Program};
+use super::disk_cache::{is_complete_elf_shared_object, DiskCache};
 use super::memory::HostMemory;
 use crate::codegen::ProgramSpec;
 use crate::error::{Error, Result};
-use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
+use crate::helpers::{cache_dir, stable_hash_hex};
 use crate::renderer::cstyle::{c_dialect, CStyleRenderer};
 use crate::renderer::{Renderer, Target};
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+
+pub use super::cc::{CCompiler, CcFamily};
 
 type KernelFn = unsafe extern "C" fn(*const *mut u8, *const i64, i32);
-
-/// A C compiler and its flags.
-#[derive(Clone, Debug)]
-pub struct CCompiler {
-    pub cc: String,
-    pub flags: Vec<String>,
-}
-
-impl CCompiler {
-    /// `CC` from the environment, or `cc`.
-    pub fn from_env() -> CCompiler {
-        let cc = std::env::var("CC").ok().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "cc".into());
-        CCompiler::new(&cc)
-    }
-    pub fn new(cc: &str) -> CCompiler {
-        let flags = [
-            "-O3",
-            "-march=native",
-            "-fPIC",
-            "-shared",
-            // Results must not depend on the compiler's choices: no FMA contraction, and
-            // signed overflow wraps like the interpreter's integer arithmetic.
-            "-ffp-contract=off",
-            "-fwrapv",
-            "-fno-math-errno",
-            "-w",
-        ];
-        CCompiler { cc: cc.to_string(), flags: flags.iter().map(|s| s.to_string()).collect() }
-    }
-
-    /// Compiles C source (from stdin) into the shared object `out`.
-    pub fn compile_to(&self, src: &str, out: &Path, kernels: &str) -> Result<()> {
-        let fail = |message: String| Error::Compile { device: "CPU".into(), kernel: kernels.to_string(), message };
-        let mut child = Command::new(&self.cc)
-            .args(&self.flags)
-            .args(["-x", "c", "-", "-o"])
-            .arg(out)
-            .arg("-lm")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                fail(format!(
-                    "could not run the C compiler `{}`: {e}. Install gcc or clang (apt-get install gcc), \
-                     or set CC to the path of a C compiler",
-                    self.cc
-                ))
-            })?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin.write_all(src.as_bytes()).map_err(|e| fail(format!("writing to `{}` failed: {e}", self.cc)))?;
-        }
-        let output = child.wait_with_output().map_err(|e| fail(format!("`{}` did not finish: {e}", self.cc)))?;
-        if !output.status.success() {
-            let mut message = format!(
-                "the C compiler `{}` failed ({}):\n{}\nSet CC to another C compiler (gcc or clang) to choose another.",
-                self.cc,
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
-            if debug_level() >= 1 {
-                message.push_str("\nsource:\n");
-                message.push_str(src);
-            }
-            return Err(fail(message));
-        }
-        Ok(())
-    }
-}
 
 /// A raw pointer that may cross to the pool's threads (see the SAFETY note at its use).
 #[derive(Clone, Copy)]
@@ -129,8 +61,10 @@ impl Program for CpuProgram {
 pub struct CpuDevice {
     renderer: CStyleRenderer,
     compiler: CCompiler,
-    cache: Mutex<HashMap<String, Arc<CpuProgram>>>,
-    disk: PathBuf,
+    /// Programs loaded in this process, held weakly: a shared object is unloaded once no
+    /// program of it is in use (the engine keeps a bounded number of compiled kernels).
+    cache: Mutex<HashMap<String, Weak<CpuProgram>>>,
+    disk: DiskCache,
 }
 
 impl Default for CpuDevice {
@@ -148,25 +82,29 @@ impl CpuDevice {
             renderer: CStyleRenderer::new(c_dialect(), Target::cpu("CPU")),
             compiler,
             cache: Mutex::new(HashMap::new()),
-            disk: cache_dir().join("cpu"),
+            disk: DiskCache::new(cache_dir().join("cpu"), "so"),
         }
     }
 
     /// Uses `dir` for the on-disk kernel cache instead of the user's cache directory.
     pub fn with_cache_dir(mut self, dir: PathBuf) -> CpuDevice {
-        self.disk = dir;
+        self.disk = DiskCache::new(dir, "so");
         self
     }
 
+    pub fn compiler(&self) -> &CCompiler {
+        &self.compiler
+    }
+
     fn key(&self, src: &str) -> String {
-        let flags = self.compiler.flags.join(" ");
-        stable_hash_hex(&[self.compiler.cc.as_bytes(), flags.as_bytes(), src.as_bytes()])
+        stable_hash_hex(&[self.compiler.identity().as_bytes(), src.as_bytes()])
     }
 
     fn load(&self, path: &Path, specs: &[&ProgramSpec]) -> Result<Vec<Arc<CpuProgram>>> {
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
         let err = |message: String| Error::Compile { device: "CPU".into(), kernel: names.join(", "), message };
-        // SAFETY: the library is one we compiled from generated kernel C; it has no
+        // SAFETY: the library is one this process or an earlier one compiled from generated
+        // kernel C (the disk cache only hands out complete ELF shared objects); it has no
         // initializers that could misbehave when loaded.
         let lib = unsafe { libloading::Library::new(path) }.map_err(|e| err(format!("loading {path:?}: {e}")))?;
         let lib = Arc::new(lib);
@@ -175,7 +113,7 @@ impl CpuDevice {
             .map(|spec| {
                 let name = &spec.name;
                 // SAFETY: the symbol is the kernel entry we rendered, with exactly this
-                // signature: `void name(void** bufs, const long long* vals)`.
+                // signature: `void name(void** bufs, const long long* vals, int core_id)`.
                 let func: KernelFn =
                     unsafe { *lib.get::<KernelFn>(name.as_bytes()).map_err(|e| err(format!("symbol {name}: {e}")))? };
                 Ok(Arc::new(CpuProgram {
@@ -188,8 +126,8 @@ impl CpuDevice {
             .collect()
     }
 
-    /// Compiles one batch of `(key, spec)` into a single shared object, then links it under each
-    /// kernel's own key in the disk cache.
+    /// Compiles one batch of `(key, spec)` into a single shared object, then stores it under
+    /// each kernel's own key in the disk cache.
     fn compile_batch(&self, batch: &[(String, Arc<ProgramSpec>)]) -> Result<Vec<Arc<CpuProgram>>> {
         let prelude = c_dialect().prelude;
         let mut src = String::from(prelude);
@@ -197,20 +135,14 @@ impl CpuDevice {
             src.push_str(spec.src.strip_prefix(prelude).unwrap_or(&spec.src));
         }
         let names: Vec<&str> = batch.iter().map(|(_, s)| s.name.as_str()).collect();
-        std::fs::create_dir_all(&self.disk)?;
         let batch_key = stable_hash_hex(&[src.as_bytes()]);
-        // Unique per call: two threads may compile the same batch at once.
-        static SERIAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = self.disk.join(format!("tmp-{batch_key}-{}-{serial}.so", std::process::id()));
+        let tmp = self
+            .disk
+            .temp_path(&batch_key[..16])
+            .map_err(|e| Error::File { path: self.disk.dir().into(), source: e })?;
         self.compiler.compile_to(&src, &tmp, &names.join(", "))?;
-        for (key, _) in batch {
-            let dst = self.disk.join(format!("{key}.so"));
-            // A hard link is cheap; fall back to a copy on file systems without links.
-            if std::fs::hard_link(&tmp, &dst).is_err() && !dst.exists() {
-                let _ = std::fs::copy(&tmp, &dst);
-            }
-        }
+        let keys: Vec<&str> = batch.iter().map(|(k, _)| k.as_str()).collect();
+        self.disk.store_file(&tmp, &keys);
         let specs: Vec<&ProgramSpec> = batch.iter().map(|(_, s)| s.as_ref()).collect();
         let progs = self.load(&tmp, &specs);
         let _ = std::fs::remove_file(&tmp);
@@ -238,6 +170,10 @@ impl Device for CpuDevice {
         &self.renderer
     }
 
+    fn compiler_identity(&self) -> Option<String> {
+        Some(self.compiler.identity())
+    }
+
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
         let keys: Vec<String> = specs.iter().map(|s| self.key(&s.src)).collect();
         let mut found: HashMap<String, Arc<CpuProgram>> = HashMap::new();
@@ -245,17 +181,16 @@ impl Device for CpuDevice {
         {
             let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
             for (key, spec) in keys.iter().zip(specs) {
-                if let Some(p) = cache.get(key) {
-                    found.insert(key.clone(), p.clone());
+                if let Some(p) = cache.get(key).and_then(Weak::upgrade) {
+                    found.insert(key.clone(), p);
                 } else if !todo.iter().any(|(k, _)| k == key) {
                     todo.push((key.clone(), spec.clone()));
                 }
             }
         }
-        // Disk cache.
+        // Disk cache: only complete shared objects are loaded.
         todo.retain(|(key, spec)| {
-            let path = self.disk.join(format!("{key}.so"));
-            match path.exists().then(|| self.load(&path, &[spec.as_ref()])) {
+            match self.disk.lookup(key, is_complete_elf_shared_object).map(|path| self.load(&path, &[spec.as_ref()])) {
                 Some(Ok(mut p)) => {
                     found.insert(key.clone(), p.remove(0));
                     false
@@ -281,16 +216,25 @@ impl Device for CpuDevice {
                 .map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("compiler thread panicked".into()))))
                 .collect()
         });
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        COMPILER_RUNS.fetch_add(batches.len(), std::sync::atomic::Ordering::Relaxed);
         for (batch, res) in batches.iter().zip(results) {
             for ((key, _), prog) in batch.iter().zip(res?) {
-                cache.insert(key.clone(), prog.clone());
                 found.insert(key.clone(), prog);
             }
         }
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.retain(|_, w| w.strong_count() > 0);
         for (key, p) in &found {
-            cache.entry(key.clone()).or_insert_with(|| p.clone());
+            cache.insert(key.clone(), Arc::downgrade(p));
         }
         Ok(keys.iter().map(|k| found[k].clone() as Arc<dyn Program>).collect())
     }
+}
+
+static COMPILER_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Number of C compiler processes this process has run (0 when every kernel came from the
+/// disk cache).
+pub fn compiler_runs() -> usize {
+    COMPILER_RUNS.load(std::sync::atomic::Ordering::Relaxed)
 }

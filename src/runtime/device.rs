@@ -36,6 +36,12 @@ pub trait Device: Send + Sync + 'static {
     fn renderer(&self) -> &dyn Renderer;
     /// Compiles several kernels at once (in one compiler run or in parallel).
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>>;
+    /// Who compiles this device's kernels (compiler, version, flags, target), for devices whose
+    /// compiler can be wrong: its kernels are checked against the interpreter once per identity
+    /// (`tensor::selftest`). `None` for devices that compile nothing.
+    fn compiler_identity(&self) -> Option<String> {
+        None
+    }
     /// Waits for all launched work.
     fn synchronize(&self) -> Result<()> {
         Ok(())

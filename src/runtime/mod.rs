@@ -8,9 +8,11 @@ pub use device::{Device, DeviceMemory, Program};
 pub use interp::{InterpDevice, InterpProgram, InterpRenderer};
 pub use memory::HostMemory;
 pub mod buffer;
+pub mod cc;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod disk_cache;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod registry;

@@ -389,19 +389,21 @@ impl ConstValue {
             };
             return ConstValue::Float(round_float(v, dt));
         }
-        let i: i64 = match self {
-            ConstValue::Float(f) => {
-                if f.is_nan() {
-                    0
-                } else if dt == DType::U64 {
-                    f as u64 as i64
-                } else {
-                    f as i64
-                }
-            }
-            other => other.as_i64(),
-        };
-        ConstValue::Int(wrap_int(i, dt))
+        match self {
+            // Truncate, saturate at the target's range, NaN to 0: Rust's `as`, which every
+            // device follows.
+            ConstValue::Float(f) => ConstValue::Int(match dt.scalar {
+                Scalar::I8 => f as i8 as i64,
+                Scalar::U8 => f as u8 as i64,
+                Scalar::I16 => f as i16 as i64,
+                Scalar::U16 => f as u16 as i64,
+                Scalar::I32 => f as i32 as i64,
+                Scalar::U32 => f as u32 as i64,
+                Scalar::U64 => f as u64 as i64,
+                _ => f as i64,
+            }),
+            other => ConstValue::Int(wrap_int(other.as_i64(), dt)),
+        }
     }
     /// Like [`ConstValue::cast`] but knowing the source dtype (needed for u64 → float).
     pub fn cast_from(self, from: DType, to: DType) -> ConstValue {

@@ -7,7 +7,18 @@ use super::ops::Ops;
 use super::uop::{Arg, UOp};
 use std::sync::Arc;
 
+/// The shape of a new node, checked to be addressable: its element count times its item size
+/// fits in `isize` (what an allocation can hold), so byte sizes computed from shapes never wrap.
 pub(crate) fn infer_shape(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Option<Vec<usize>> {
+    let shape = infer_shape_unchecked(op, dtype, src, arg)?;
+    let bytes = shape.iter().try_fold(dtype.itemsize().max(1), |acc, &d| acc.checked_mul(d));
+    if bytes.is_none_or(|b| b > isize::MAX as usize) {
+        panic!("{op:?}: shape {shape:?} of {dtype:?} has more elements than memory can hold");
+    }
+    Some(shape)
+}
+
+fn infer_shape_unchecked(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Option<Vec<usize>> {
     let s0 = || src[0].try_shape().map(|s| s.to_vec());
     match op {
         Ops::BUFFER => match arg {
