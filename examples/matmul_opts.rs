@@ -1,10 +1,11 @@
 //! Times one N x N f32 matmul kernel with the heuristic opts or an explicit list, to explore
 //! what the code generator can do: `N=1024 OPTS=T0:2,U0:8,U1:32,R2:4 cargo run --release
-//! --example matmul_opts` (T=THREAD, U=UPCAST, R=UNROLL, S=Split; `axis:amount`, axes numbered
+//! --example matmul_opts` (T=THREAD, U=UPCAST, R=UNROLL, S=Split, P=PADTO, L=LOCAL, G/GT=GROUP/GROUPTOP;
+//! `axis:amount`, axes numbered
 //! as in DEBUG=3 after the previous opts). `SRC=1` prints the generated C.
 
 use ferrograd::codegen::get_program;
-use ferrograd::codegen::opts::{Opt, OptKind};
+use ferrograd::codegen::opts::{format_opts, parse_opts, Opt};
 use ferrograd::runtime::{get_device, DeviceMemory};
 use ferrograd::schedule::create_schedule;
 use ferrograd::Tensor;
@@ -18,23 +19,10 @@ fn main() {
     // The matmul is the last kernel (a large right operand is packed into panels first).
     let item = sched.items.last().expect("a kernel");
     let dev = get_device("CPU").unwrap();
-    let opts: Option<Vec<Opt>> = std::env::var("OPTS").ok().map(|s| {
-        s.split(',')
-            .map(|o| {
-                let kind = match &o[..1] {
-                    "T" => OptKind::Thread,
-                    "U" => OptKind::Upcast,
-                    "R" => OptKind::Unroll,
-                    "S" => OptKind::Split,
-                    _ => panic!("{o}"),
-                };
-                let (ax, am) = o[1..].split_once(':').unwrap();
-                Opt { kind, axis: ax.parse().unwrap(), amount: am.parse().unwrap() }
-            })
-            .collect()
-    });
+    let opts: Option<Vec<Opt>> =
+        std::env::var("OPTS").ok().map(|s| parse_opts(&s).unwrap_or_else(|e| panic!("OPTS: {e}")));
     let spec = get_program(&item.ast, dev.renderer(), opts.as_deref());
-    println!("{} {:?}", spec.name, spec.opts);
+    println!("{} {}", spec.name, format_opts(&spec.opts));
     if std::env::var("SRC").is_ok() {
         println!("{}", spec.src);
     }

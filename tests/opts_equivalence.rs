@@ -2,12 +2,12 @@
 //! real kernels give the same output as the unoptimized kernel. Runs on `DEV` (default CPU);
 //! on a device with work groups (`DEV=CL`) the lists include LOCAL, GROUP and GROUPTOP.
 
-use ferrograd::codegen::get_program;
-use ferrograd::codegen::opts::{kernel_ranges, Opt, OptKind};
+use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, kernel_ranges, Opt, OptKind};
+use ferrograd::codegen::{get_program, prepare};
+use ferrograd::renderer::Target;
 use ferrograd::runtime::{get_device, DeviceMemory};
 use ferrograd::schedule::create_schedule;
 use ferrograd::tensor::ConvOpts;
-use ferrograd::uop::AxisType;
 use ferrograd::Tensor;
 use std::sync::Arc;
 
@@ -24,64 +24,28 @@ impl Rng {
     }
 }
 
-/// A random list of opts that is valid for the kernel (each amount divides its range).
-fn random_opts(ast: &ferrograd::UOp, rng: &mut Rng, work_groups: bool) -> Vec<Opt> {
-    let mut opts = Vec::new();
-    let mut ast = ast.clone();
+/// A random list of opts that is valid for the kernel (`ast` as `prepare` leaves it): each
+/// step picks one of the candidates BEAM would try, or sometimes a PADTO to a small multiple
+/// that does not divide the range.
+fn random_opts(ast: &ferrograd::UOp, rng: &mut Rng, target: &Target) -> Vec<Opt> {
+    let mut opts: Vec<Opt> = Vec::new();
     for _ in 0..rng.below(4) + 1 {
-        let ranges = kernel_ranges(&ast);
-        if ranges.is_empty() {
+        let applied = apply_opts(ast, &opts, target).expect("valid so far");
+        let ranges = kernel_ranges(&applied);
+        let mut choices = candidate_opts(ast, &opts, target);
+        for (axis, r) in ranges.iter().enumerate() {
+            let size = r.range_size();
+            for amount in (3..=8).filter(|d| size > *d && size % d != 0) {
+                let o = Opt { kind: OptKind::PadTo, axis, amount };
+                if check_opt(&ranges, &o, target).is_ok() && rng.below(4) == 0 {
+                    choices.push(o);
+                }
+            }
+        }
+        if choices.is_empty() {
             break;
         }
-        let axis = rng.below(ranges.len());
-        let r = &ranges[axis];
-        if r.range_arg().1 == AxisType::Thread {
-            continue; // one index per core: not splittable
-        }
-        let size = r.range_size();
-        // Sometimes PADTO first: pad to a multiple that does not divide the size.
-        let padding: Vec<i64> = (3..=8).filter(|d| size > *d && size % d != 0).collect();
-        if matches!(r.range_arg().1, AxisType::Global | AxisType::Reduce) && !padding.is_empty() && rng.below(4) == 0 {
-            let o = Opt { kind: OptKind::PadTo, axis, amount: padding[rng.below(padding.len())] };
-            ast = ferrograd::codegen::opts::apply_opts(&ast, &[o]);
-            opts.push(o);
-            continue;
-        }
-        let divisors: Vec<i64> = (2..=size.min(8)).filter(|d| size % d == 0).collect();
-        if divisors.is_empty() {
-            continue;
-        }
-        let amount = divisors[rng.below(divisors.len())];
-        let reduce = r.range_arg().1.is_reduce();
-        // Work-group items so far (LOCAL and GROUP parts multiply).
-        let in_group: i64 = ranges
-            .iter()
-            .filter(|r| matches!(r.range_arg().1, AxisType::Local | AxisType::Group))
-            .map(|r| r.range_size())
-            .product();
-        let has_group = ranges.iter().any(|r| r.range_arg().1 == AxisType::Group);
-        let choice = rng.below(if work_groups { 5 } else { 3 });
-        let kind = match (reduce, choice) {
-            (true, 3) if r.range_arg().1 == AxisType::Reduce && !has_group && in_group * amount <= 256 => {
-                OptKind::Group
-            }
-            (true, 4) if r.range_arg().1 == AxisType::Reduce && !has_group && in_group * amount <= 256 => {
-                OptKind::GroupTop
-            }
-            (false, 3 | 4) if r.range_arg().1 == AxisType::Global && in_group * amount <= 256 => OptKind::Local,
-            (true, 0) => OptKind::Unroll,
-            (true, _) => OptKind::Split,
-            (false, 0) => OptKind::Upcast,
-            (false, 1)
-                if r.range_arg().1 == AxisType::Global && !opts.iter().any(|o: &Opt| o.kind == OptKind::Thread) =>
-            {
-                OptKind::Thread
-            }
-            (false, _) => OptKind::Split,
-        };
-        let o = Opt { kind, axis, amount };
-        ast = ferrograd::codegen::opts::apply_opts(&ast, &[o]);
-        opts.push(o);
+        opts.push(choices[rng.below(choices.len())]);
     }
     opts
 }
@@ -104,7 +68,8 @@ fn run(item: &ferrograd::schedule::ScheduleItem, opts: Option<&[Opt]>) -> Vec<f3
 #[test]
 fn random_opts_never_change_results() {
     let dev = get_device(&device_name()).unwrap();
-    let work_groups = dev.renderer().target().has_local;
+    let target = dev.renderer().target().clone();
+    let work_groups = target.has_local;
     Tensor::manual_seed(3);
     let a = Tensor::randn([12, 8]).realize().unwrap();
     let b = Tensor::randn([8, 6]).realize().unwrap();
@@ -128,7 +93,7 @@ fn random_opts_never_change_results() {
         for item in &sched.items {
             let want = run(item, Some(&[]));
             for _ in 0..6 {
-                let opts = random_opts(&item.ast, &mut rng, work_groups);
+                let opts = random_opts(&prepare(&item.ast), &mut rng, &target);
                 let got = run(item, Some(&opts));
                 for (i, (x, y)) in got.iter().zip(&want).enumerate() {
                     assert!(

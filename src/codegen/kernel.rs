@@ -7,7 +7,7 @@ use super::gpu::{map_to_global, Launch};
 use super::heuristic::hand_coded_optimizations;
 use super::linearize::linearize;
 use super::lower::lower;
-use super::opts::{apply_opts, Opt, OptKind};
+use super::opts::{apply_opts, Opt, OptError};
 use super::program::ProgramSpec;
 use super::vectorize::{vector_axis, vectorize};
 use crate::renderer::Renderer;
@@ -53,23 +53,78 @@ fn count_flops(ast: &UOp) -> u64 {
     flops
 }
 
-/// Runs the whole pipeline for one kernel AST on a renderer.
+/// The kernel as opts see it: simplified, with masked sums collapsed into loads. Opt axes
+/// number the ranges of this form (see `opts::kernel_ranges`).
+pub fn prepare(ast: &UOp) -> UOp {
+    simplify(&collapse_reduces(&simplify(ast)))
+}
+
+/// Linearized ops a program may have before the heuristic and BEAM consider its opts too large
+/// (it is also allowed twice the size of the unoptimized program, whatever that is). Unrolled
+/// and upcast code grows with the product of the amounts; past this, C compile time grows
+/// faster than the kernel gets faster.
+pub const MAX_PROGRAM_OPS: usize = 8192;
+
+/// Runs the whole pipeline for one kernel AST on a renderer: `opts` as given (`Some`), or none
+/// with `NOOPT=1`, or the hand-coded choice. Panics when given opts do not apply.
 pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> ProgramSpec {
+    let ast = prepare(ast);
+    match opts {
+        Some(o) => build(&ast, renderer, o).unwrap_or_else(|e| panic!("{}: {e}", kernel_name(&ast))),
+        None if crate::helpers::getenv_int("NOOPT", 0) != 0 => {
+            build(&ast, renderer, &[]).unwrap_or_else(|e| panic!("{}: {e}", kernel_name(&ast)))
+        }
+        None => heuristic_program(&ast, renderer),
+    }
+}
+
+/// The program for explicit opts, or why they do not apply (an illegal opt, or a program
+/// larger than the size budget).
+pub fn try_program(ast: &UOp, renderer: &dyn Renderer, opts: &[Opt]) -> Result<ProgramSpec, OptError> {
+    let ast = prepare(ast);
+    let spec = build(&ast, renderer, opts)?;
+    if !opts.is_empty() {
+        check_size(&ast, renderer, opts, &spec)?;
+    }
+    Ok(spec)
+}
+
+/// Whether `spec` (built with `opts`) is within the size budget.
+fn check_size(ast: &UOp, renderer: &dyn Renderer, opts: &[Opt], spec: &ProgramSpec) -> Result<(), OptError> {
+    if spec.uops.len() <= MAX_PROGRAM_OPS {
+        return Ok(());
+    }
+    let plain = build(ast, renderer, &[])?.uops.len();
+    if spec.uops.len() <= 2 * plain {
+        return Ok(());
+    }
+    Err(OptError {
+        opt: *opts.last().expect("opts"),
+        reason: format!(
+            "the program would have {} ops (budget {MAX_PROGRAM_OPS}, unoptimized {plain})",
+            spec.uops.len()
+        ),
+    })
+}
+
+/// The hand-coded opts, shortened from the end while the program is over the size budget.
+fn heuristic_program(ast: &UOp, renderer: &dyn Renderer) -> ProgramSpec {
+    let mut chosen = hand_coded_optimizations(ast, renderer.target());
+    loop {
+        let spec = build(ast, renderer, &chosen)
+            .unwrap_or_else(|e| panic!("{}: the heuristic chose an opt that does not apply: {e}", kernel_name(ast)));
+        if chosen.is_empty() || check_size(ast, renderer, &chosen, &spec).is_ok() {
+            return spec;
+        }
+        chosen.pop();
+    }
+}
+
+/// The pipeline after `prepare`: apply opts → vectors → expand → launch model → lower →
+/// linearize → render.
+fn build(ast: &UOp, renderer: &dyn Renderer, chosen: &[Opt]) -> Result<ProgramSpec, OptError> {
     let target = renderer.target();
-    let ast = simplify(&collapse_reduces(&simplify(ast)));
-    let chosen: Vec<Opt> = match opts {
-        Some(o) => o.to_vec(),
-        None if crate::helpers::getenv_int("NOOPT", 0) != 0 => Vec::new(),
-        None => hand_coded_optimizations(&ast, target),
-    };
-    assert!(
-        target.has_local
-            || !chosen.iter().any(|o| matches!(o.kind, OptKind::Local | OptKind::Group | OptKind::GroupTop)),
-        "opts {chosen:?}: LOCAL and GROUP need a device with work groups; {} has none",
-        target.device
-    );
-    let ast = apply_opts(&ast, &chosen);
-    let applied = chosen;
+    let ast = apply_opts(ast, chosen, target)?;
     let name = kernel_name(&ast);
     let flops = count_flops(&ast);
     let threads = ast
@@ -104,7 +159,7 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
             _ => None,
         })
         .collect();
-    ProgramSpec {
+    Ok(ProgramSpec {
         name,
         uops,
         src,
@@ -115,8 +170,8 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
         vars,
         flops,
         bytes: 0,
-        opts: applied.iter().map(|o| format!("{o:?}")).collect(),
-    }
+        opts: chosen.to_vec(),
+    })
 }
 
 /// Output ranges of a kernel in axis order (for heuristics and DEBUG=3).

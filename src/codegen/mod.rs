@@ -11,5 +11,5 @@ pub mod opts;
 pub mod program;
 pub mod vectorize;
 
-pub use kernel::get_program;
+pub use kernel::{get_program, prepare, try_program};
 pub use program::ProgramSpec;

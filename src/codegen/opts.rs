@@ -7,6 +7,7 @@
 //! inner part, so neighbouring items read neighbouring elements; GROUPTOP the outer part, so
 //! each item reads one contiguous chunk).
 
+use crate::renderer::Target;
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -121,60 +122,209 @@ pub fn pad_to(ast: &UOp, range: &UOp, amount: i64) -> UOp {
     }
 }
 
-/// Applies opts in order.
-pub fn apply_opts(ast: &UOp, opts: &[Opt]) -> UOp {
-    let mut ast = ast.clone();
-    for o in opts {
-        let rs = kernel_ranges(&ast);
-        let r = rs.get(o.axis).unwrap_or_else(|| panic!("opt {o:?}: kernel has {} ranges", rs.len())).clone();
-        // A THREAD axis is one index per core: it cannot be split again, and there is one.
-        assert!(r.range_arg().1 != AxisType::Thread, "opt {o:?}: a THREAD axis cannot be split");
-        let has_thread = rs.iter().any(|x| x.range_arg().1 == AxisType::Thread);
-        assert!(!(o.kind == OptKind::Thread && has_thread), "opt {o:?}: the kernel already has a THREAD axis");
-        assert!(
-            !(matches!(o.kind, OptKind::Thread | OptKind::Upcast | OptKind::Local) && r.range_arg().1.is_reduce()),
-            "opt {o:?}: {:?} applies to output axes, not to a reduce axis",
-            o.kind
-        );
-        if matches!(o.kind, OptKind::Group | OptKind::GroupTop) {
-            assert!(
-                r.range_arg().1 == AxisType::Reduce,
-                "opt {o:?}: GROUP splits a reduce loop, not a {:?} axis",
-                r.range_arg().1
-            );
-            assert!(
-                !rs.iter().any(|x| x.range_arg().1 == AxisType::Group),
-                "opt {o:?}: the kernel already has a GROUP axis"
-            );
-        }
-        if o.kind == OptKind::PadTo {
-            assert!(
-                matches!(r.range_arg().1, AxisType::Global | AxisType::Reduce),
-                "opt {o:?}: PADTO pads an output or reduce loop, not a {:?} axis",
-                r.range_arg().1
-            );
-            assert!(o.amount > 0, "opt {o:?}: PADTO needs a positive multiple");
-            ast = pad_to(&ast, &r, o.amount);
-            continue;
-        }
-        if o.kind == OptKind::Local {
-            assert!(
-                r.range_arg().1 == AxisType::Global,
-                "opt {o:?}: LOCAL splits an output axis, not a {:?} axis",
-                r.range_arg().1
-            );
-        }
-        let top = matches!(o.kind, OptKind::Thread | OptKind::GroupTop);
-        let kind = match o.kind {
-            OptKind::Upcast => AxisType::Upcast,
-            OptKind::Unroll => AxisType::Unroll,
-            OptKind::Thread => AxisType::Thread,
-            OptKind::Local => AxisType::Local,
-            OptKind::Group | OptKind::GroupTop => AxisType::Group,
-            OptKind::Split => r.range_arg().1,
-            OptKind::PadTo => unreachable!("handled above"),
-        };
-        ast = shift_to(&ast, &r, o.amount, kind, top);
+/// Why an opt cannot be applied to a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptError {
+    pub opt: Opt,
+    pub reason: String,
+}
+
+impl std::fmt::Display for OptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "opt {}: {}", self.opt, self.reason)
     }
-    ast
+}
+
+impl std::error::Error for OptError {}
+
+impl std::fmt::Display for Opt {
+    /// The `OPTS=` syntax: `T0:2`, `U1:16`, `R2:4`, `L0:8`, `G1:16`, `GT1:16`, `S0:4`, `P1:32`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}:{}", self.kind.letter(), self.axis, self.amount)
+    }
+}
+
+impl OptKind {
+    /// The letter of this kind in the `OPTS=` syntax.
+    pub fn letter(self) -> &'static str {
+        match self {
+            OptKind::Upcast => "U",
+            OptKind::Unroll => "R",
+            OptKind::Thread => "T",
+            OptKind::Local => "L",
+            OptKind::Group => "G",
+            OptKind::GroupTop => "GT",
+            OptKind::Split => "S",
+            OptKind::PadTo => "P",
+        }
+    }
+}
+
+impl std::str::FromStr for Opt {
+    type Err = String;
+    /// Parses one opt in the `OPTS=` syntax (`U1:16`).
+    fn from_str(text: &str) -> Result<Opt, String> {
+        let bad = || format!("`{text}` is not an opt (KIND AXIS:AMOUNT, e.g. T0:2 U1:16 R2:4; kinds T U R L G GT S P)");
+        let (head, amount) = text.trim().split_once(':').ok_or_else(bad)?;
+        let split = head.find(|c: char| c.is_ascii_digit()).ok_or_else(bad)?;
+        let kind = match &head[..split] {
+            "U" => OptKind::Upcast,
+            "R" => OptKind::Unroll,
+            "T" => OptKind::Thread,
+            "L" => OptKind::Local,
+            "G" => OptKind::Group,
+            "GT" => OptKind::GroupTop,
+            "S" => OptKind::Split,
+            "P" => OptKind::PadTo,
+            _ => return Err(bad()),
+        };
+        Ok(Opt { kind, axis: head[split..].parse().map_err(|_| bad())?, amount: amount.parse().map_err(|_| bad())? })
+    }
+}
+
+/// Parses a list of opts (`T0:2 U0:8 U1:32 R2:4`, commas or spaces between them).
+pub fn parse_opts(text: &str) -> Result<Vec<Opt>, String> {
+    text.split(|c: char| c == ',' || c.is_whitespace()).filter(|s| !s.is_empty()).map(str::parse).collect()
+}
+
+/// Formats opts in the `OPTS=` syntax.
+pub fn format_opts(opts: &[Opt]) -> String {
+    opts.iter().map(Opt::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// Whether `o` can be applied to a kernel whose ranges (in id order) are `ranges`, on
+/// `target`: the one legality check, used by `apply_opt`, the heuristic and BEAM.
+pub fn check_opt(ranges: &[UOp], o: &Opt, target: &Target) -> Result<(), OptError> {
+    let fail = |reason: String| Err(OptError { opt: *o, reason });
+    let Some(r) = ranges.get(o.axis) else {
+        return fail(format!("the kernel has {} ranges", ranges.len()));
+    };
+    let (size, kind) = (r.range_size(), r.range_arg().1);
+    if o.amount <= 0 {
+        return fail("the amount must be positive".into());
+    }
+    // A THREAD axis is one index per core: it cannot be split again, and there is one.
+    if kind == AxisType::Thread {
+        return fail("a THREAD axis cannot be split".into());
+    }
+    if o.kind == OptKind::PadTo {
+        if !matches!(kind, AxisType::Global | AxisType::Reduce) {
+            return fail(format!("PADTO pads an output or reduce loop, not a {kind:?} axis"));
+        }
+        return Ok(());
+    }
+    if size % o.amount != 0 {
+        return fail(format!("{} does not divide the range of {size}", o.amount));
+    }
+    let has = |t: AxisType| ranges.iter().any(|x| x.range_arg().1 == t);
+    match o.kind {
+        OptKind::Thread | OptKind::Upcast | OptKind::Local if kind.is_reduce() => {
+            fail(format!("{:?} applies to output axes, not to a reduce axis", o.kind))
+        }
+        OptKind::Unroll if !kind.is_reduce() => fail("UNROLL applies to reduce axes".into()),
+        OptKind::Thread if !target.has_threads => fail(format!("{} has no CPU threads", target.device)),
+        OptKind::Thread if has(AxisType::Thread) => fail("the kernel already has a THREAD axis".into()),
+        OptKind::Thread if kind != AxisType::Global => {
+            fail(format!("THREAD splits an output loop, not a {kind:?} axis"))
+        }
+        OptKind::Local | OptKind::Group | OptKind::GroupTop if !target.has_local => {
+            fail(format!("LOCAL and GROUP need a device with work groups; {} has none", target.device))
+        }
+        OptKind::Local if kind != AxisType::Global => fail(format!("LOCAL splits an output axis, not a {kind:?} axis")),
+        OptKind::Group | OptKind::GroupTop if kind != AxisType::Reduce => {
+            fail(format!("GROUP splits a reduce loop, not a {kind:?} axis"))
+        }
+        OptKind::Group | OptKind::GroupTop if has(AxisType::Group) => {
+            fail("the kernel already has a GROUP axis".into())
+        }
+        OptKind::Local | OptKind::Group | OptKind::GroupTop => {
+            let in_group: i64 = ranges
+                .iter()
+                .filter(|x| matches!(x.range_arg().1, AxisType::Local | AxisType::Group))
+                .map(|x| x.range_size())
+                .product();
+            if (in_group * o.amount) as usize > target.local_max_total.max(1) {
+                fail(format!(
+                    "a work group of {} items is more than {} allows ({})",
+                    in_group * o.amount,
+                    target.device,
+                    target.local_max_total
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Applies one opt, or says why it cannot be.
+pub fn apply_opt(ast: &UOp, o: &Opt, target: &Target) -> Result<UOp, OptError> {
+    let rs = kernel_ranges(ast);
+    check_opt(&rs, o, target)?;
+    let r = rs[o.axis].clone();
+    if o.kind == OptKind::PadTo {
+        return Ok(pad_to(ast, &r, o.amount));
+    }
+    let top = matches!(o.kind, OptKind::Thread | OptKind::GroupTop);
+    let kind = match o.kind {
+        OptKind::Upcast => AxisType::Upcast,
+        OptKind::Unroll => AxisType::Unroll,
+        OptKind::Thread => AxisType::Thread,
+        OptKind::Local => AxisType::Local,
+        OptKind::Group | OptKind::GroupTop => AxisType::Group,
+        OptKind::Split => r.range_arg().1,
+        OptKind::PadTo => unreachable!("handled above"),
+    };
+    Ok(shift_to(ast, &r, o.amount, kind, top))
+}
+
+/// Applies opts in order; the first that cannot be applied is the error.
+pub fn apply_opts(ast: &UOp, opts: &[Opt], target: &Target) -> Result<UOp, OptError> {
+    opts.iter().try_fold(ast.clone(), |ast, o| apply_opt(&ast, o, target))
+}
+
+/// Every opt BEAM (and the fuzzer's random lists) may add to `opts` for this kernel (`ast` as `codegen::prepare` leaves
+/// it): each is legal (`check_opt`) and keeps register tiles and work groups of a sane size.
+pub fn candidate_opts(ast: &UOp, opts: &[Opt], target: &Target) -> Vec<Opt> {
+    let Ok(applied) = apply_opts(ast, opts, target) else { return Vec::new() };
+    let ranges = kernel_ranges(&applied);
+    let product = |kinds: &[AxisType]| -> i64 {
+        ranges.iter().filter(|r| kinds.contains(&r.range_arg().1)).map(|r| r.range_size()).product()
+    };
+    let upcast = product(&[AxisType::Upcast]);
+    let threads = if target.has_threads { target.threads as i64 } else { 1 };
+    let mut out = Vec::new();
+    for (axis, r) in ranges.iter().enumerate() {
+        let (size, kind) = (r.range_size(), r.range_arg().1);
+        let mut proposals: Vec<Opt> = Vec::new();
+        for amount in [2i64, 3, 4, 5, 8, 16] {
+            match kind {
+                AxisType::Global if upcast * amount <= 128 => {
+                    proposals.push(Opt { kind: OptKind::Upcast, axis, amount })
+                }
+                AxisType::Reduce if amount <= 8 => proposals.push(Opt { kind: OptKind::Unroll, axis, amount }),
+                _ => {}
+            }
+        }
+        // PADTO an axis no vector width divides (a convolution's 26 outputs), for an UPCAST after.
+        for amount in [8i64, 16, 32] {
+            if size > amount && size % amount != 0 {
+                proposals.push(Opt { kind: OptKind::PadTo, axis, amount });
+            }
+        }
+        if threads > 1 {
+            proposals.push(Opt { kind: OptKind::Thread, axis, amount: threads });
+        }
+        for amount in [2i64, 4, 8, 16, 32, 64, 128, 256] {
+            proposals.push(Opt { kind: OptKind::Local, axis, amount });
+            // Partials of a register tile all go to local memory: keep it small.
+            if amount >= 8 && upcast * amount <= 1024 {
+                proposals.push(Opt { kind: OptKind::Group, axis, amount });
+                proposals.push(Opt { kind: OptKind::GroupTop, axis, amount });
+            }
+        }
+        out.extend(proposals.into_iter().filter(|o| size > 1 && check_opt(&ranges, o, target).is_ok()));
+    }
+    out
 }

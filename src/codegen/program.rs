@@ -24,6 +24,6 @@ pub struct ProgramSpec {
     pub flops: u64,
     /// Estimated bytes moved per launch (for DEBUG=2 GB/s).
     pub bytes: u64,
-    /// The optimizations applied (DEBUG=3).
-    pub opts: Vec<String>,
+    /// The optimizations applied (DEBUG=3 prints them in the `OPTS=` syntax).
+    pub opts: Vec<super::opts::Opt>,
 }

@@ -3,95 +3,18 @@
 //! winner is cached on disk keyed by the device and the unoptimized kernel, so a second run
 //! does no search.
 
-use crate::codegen::opts::{apply_opts, kernel_ranges, Opt, OptKind};
-use crate::codegen::{get_program, ProgramSpec};
+use crate::codegen::opts::{candidate_opts, format_opts, parse_opts, Opt};
+use crate::codegen::{get_program, prepare, try_program, ProgramSpec};
 use crate::error::Result;
 use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
-use crate::renderer::Target;
 use crate::runtime::{Buffer, Device, DeviceMemory};
-use crate::uop::{AxisType, Ops, UOp};
+use crate::uop::{Ops, UOp};
 use std::sync::Arc;
 use std::time::Instant;
 
 /// Candidates compiled per round at most (the cheapest-looking ones first).
 const MAX_CANDIDATES: usize = 32;
 const MAX_ROUNDS: usize = 3;
-
-fn opt_text(o: &Opt) -> String {
-    format!("{:?} {} {}", o.kind, o.axis, o.amount)
-}
-
-fn parse_opt(line: &str) -> Option<Opt> {
-    let mut it = line.split_whitespace();
-    let kind = match it.next()? {
-        "Upcast" => OptKind::Upcast,
-        "Unroll" => OptKind::Unroll,
-        "Thread" => OptKind::Thread,
-        "Local" => OptKind::Local,
-        "Group" => OptKind::Group,
-        "GroupTop" => OptKind::GroupTop,
-        "Split" => OptKind::Split,
-        "PadTo" => OptKind::PadTo,
-        _ => return None,
-    };
-    Some(Opt { kind, axis: it.next()?.parse().ok()?, amount: it.next()?.parse().ok()? })
-}
-
-/// Every opt that can be added to `opts` for this kernel.
-fn actions(ast: &UOp, opts: &[Opt], target: &Target) -> Vec<Opt> {
-    let applied = apply_opts(ast, opts);
-    let ranges = kernel_ranges(&applied);
-    let product = |kinds: &[AxisType]| -> i64 {
-        ranges.iter().filter(|r| kinds.contains(&r.range_arg().1)).map(|r| r.range_size()).product()
-    };
-    let upcast = product(&[AxisType::Upcast]);
-    let has_thread = ranges.iter().any(|r| r.range_arg().1 == AxisType::Thread);
-    let has_group = ranges.iter().any(|r| r.range_arg().1 == AxisType::Group);
-    let threads = if target.has_threads { target.threads } else { 1 };
-    // Work-group items so far, and the most a work group may have.
-    let in_group = product(&[AxisType::Local, AxisType::Group]);
-    let max_group = if target.has_local { target.local_max_total.min(256) as i64 } else { 1 };
-    let mut out = Vec::new();
-    for (axis, r) in ranges.iter().enumerate() {
-        let (size, kind) = (r.range_size(), r.range_arg().1);
-        for amount in [2i64, 3, 4, 5, 8, 16] {
-            if size % amount != 0 || size == 1 {
-                continue;
-            }
-            match kind {
-                AxisType::Global if upcast * amount <= 128 => out.push(Opt { kind: OptKind::Upcast, axis, amount }),
-                AxisType::Reduce if amount <= 8 => out.push(Opt { kind: OptKind::Unroll, axis, amount }),
-                _ => {}
-            }
-        }
-        // PADTO an axis no vector width divides (a convolution's 26 outputs), for an UPCAST after.
-        if matches!(kind, AxisType::Global | AxisType::Reduce) {
-            for amount in [8i64, 16, 32] {
-                if size > amount && size % amount != 0 {
-                    out.push(Opt { kind: OptKind::PadTo, axis, amount });
-                }
-            }
-        }
-        if kind == AxisType::Global && !has_thread && threads > 1 && size % threads as i64 == 0 {
-            out.push(Opt { kind: OptKind::Thread, axis, amount: threads as i64 });
-        }
-        for amount in [2i64, 4, 8, 16, 32, 64, 128, 256] {
-            if size % amount != 0 || in_group * amount > max_group {
-                continue;
-            }
-            match kind {
-                AxisType::Global => out.push(Opt { kind: OptKind::Local, axis, amount }),
-                // Partials of a register tile all go to local memory: keep it small.
-                AxisType::Reduce if !has_group && amount >= 8 && upcast * amount <= 1024 => {
-                    out.push(Opt { kind: OptKind::Group, axis, amount });
-                    out.push(Opt { kind: OptKind::GroupTop, axis, amount });
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
 
 /// Best of up to three launches; a candidate already twice as slow as `cutoff` after its
 /// first launch is not run again.
@@ -119,15 +42,18 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: 
         return Ok(None);
     }
     let base = get_program(ast, device.renderer(), Some(&[]));
-    let key = stable_hash_hex(&[device.name().as_bytes(), base.src.as_bytes(), b"beam-v1"]);
+    let key = stable_hash_hex(&[device.name().as_bytes(), base.src.as_bytes(), b"beam-v2"]);
     let path = cache_dir().join("beam").join(&key);
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        return Ok(Some(text.lines().filter_map(parse_opt).collect()));
+    if let Some(opts) = std::fs::read_to_string(&path).ok().and_then(|t| parse_opts(&t).ok()) {
+        if try_program(ast, device.renderer(), &opts).is_ok() {
+            return Ok(Some(opts));
+        }
     }
+    let prepared = prepare(ast);
     let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
     let start = Instant::now();
     // Start from nothing and from the hand-coded choice.
-    let heuristic = crate::codegen::heuristic::hand_coded_optimizations(ast, device.renderer().target());
+    let heuristic = crate::codegen::heuristic::hand_coded_optimizations(&prepared, device.renderer().target());
     let seeds = [Vec::new(), heuristic];
     let specs: Vec<Arc<ProgramSpec>> =
         seeds.iter().map(|o| Arc::new(get_program(ast, device.renderer(), Some(o)))).collect();
@@ -142,7 +68,7 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: 
     for _ in 0..MAX_ROUNDS {
         let mut candidates: Vec<Vec<Opt>> = Vec::new();
         for (_, opts) in &beam {
-            for a in actions(ast, opts, device.renderer().target()) {
+            for a in candidate_opts(&prepared, opts, device.renderer().target()) {
                 let mut c = opts.clone();
                 c.push(a);
                 if !candidates.contains(&c) {
@@ -150,13 +76,19 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: 
                 }
             }
         }
-        candidates.truncate(MAX_CANDIDATES);
+        // Candidates over the size budget are dropped before compiling.
+        let mut specs: Vec<Arc<ProgramSpec>> = Vec::new();
+        candidates.retain(|c| match try_program(ast, device.renderer(), c) {
+            Ok(spec) if specs.len() < MAX_CANDIDATES => {
+                specs.push(Arc::new(spec));
+                true
+            }
+            _ => false,
+        });
         if candidates.is_empty() {
             break;
         }
         // Compile the round together (one batch), then time each.
-        let specs: Vec<Arc<ProgramSpec>> =
-            candidates.iter().map(|c| Arc::new(get_program(ast, device.renderer(), Some(c)))).collect();
         let progs = device.compile(&specs)?;
         let mut timed: Vec<(f64, Vec<Opt>)> = Vec::new();
         for (prog, c) in progs.iter().zip(candidates) {
@@ -180,12 +112,12 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: 
             start.elapsed().as_secs_f64(),
             base_time * 1e6,
             best_time * 1e6,
-            best.iter().map(opt_text).collect::<Vec<_>>()
+            format_opts(&best)
         );
     }
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
-        let text: String = best.iter().map(|o| opt_text(o) + "\n").collect();
+        let text = format_opts(&best);
         let tmp = path.with_extension("tmp");
         if std::fs::write(&tmp, text).is_ok() {
             let _ = std::fs::rename(tmp, &path);
