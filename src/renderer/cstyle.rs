@@ -281,6 +281,21 @@ pub fn c_const(v: ConstValue, dt: DType) -> String {
 
 /// A literal for a constant of `dt`, with the dialect's type names and 64-bit suffixes.
 fn literal(v: ConstValue, dt: DType, type_name: fn(DType) -> &'static str, (ll, ull): (&str, &str)) -> String {
+    let text = unparenthesized_literal(v, dt, type_name, (ll, ull));
+    // `a - -1.0f` must not become the `--` operator.
+    if text.starts_with('-') {
+        format!("({text})")
+    } else {
+        text
+    }
+}
+
+fn unparenthesized_literal(
+    v: ConstValue,
+    dt: DType,
+    type_name: fn(DType) -> &'static str,
+    (ll, ull): (&str, &str),
+) -> String {
     match dt.scalar {
         Scalar::Bool => (if v.as_bool() { "1" } else { "0" }).to_string(),
         // 16-bit floats are stored as their bit patterns.
@@ -425,7 +440,12 @@ struct Render<'a> {
     /// vector) gets its own variable there; when the block closes, the outer name is back, so
     /// no later line names a variable declared in a closed block.
     scopes: Vec<Vec<(UOp, Option<String>)>>,
+    /// Nesting depth of each inlined expression (named values are 0).
+    inline_depth: FxHashMap<UOp, usize>,
 }
+
+/// Deepest nesting of inlined expressions before a value gets a variable of its own.
+const MAX_INLINE_DEPTH: usize = 48;
 
 impl<'a> Render<'a> {
     fn new(d: &'a CDialect, uops: &'a [UOp]) -> Self {
@@ -448,6 +468,7 @@ impl<'a> Render<'a> {
             counters: FxHashMap::default(),
             vectors: Vec::new(),
             scopes: vec![Vec::new()],
+            inline_depth: FxHashMap::default(),
         }
     }
 
@@ -776,8 +797,14 @@ impl<'a> Render<'a> {
                 Ops::SINK => {}
                 op if op.is_alu() || op == Ops::CAST || op == Ops::BITCAST => {
                     let expr = self.alu_expr(u);
+                    // How deeply this expression would nest inlined expressions: compilers
+                    // limit bracket nesting (clang: 256), and a long unrolled sum is one chain.
+                    let depth =
+                        1 + u.src().iter().map(|x| self.inline_depth.get(x).copied().unwrap_or(0)).max().unwrap_or(0);
                     // Vectors always get a variable (a lane is read as `name[k]`).
-                    if self.uses.get(u).copied().unwrap_or(0) <= 1 && op != Ops::BITCAST && u.dtype().count <= 1 {
+                    let single_use = self.uses.get(u).copied().unwrap_or(0) <= 1;
+                    if single_use && op != Ops::BITCAST && u.dtype().count <= 1 && depth <= MAX_INLINE_DEPTH {
+                        self.inline_depth.insert(u.clone(), depth);
                         self.bind(u, expr);
                     } else {
                         let nm = self.fresh("alu");

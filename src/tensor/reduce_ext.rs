@@ -236,10 +236,17 @@ impl Tensor {
     }
 
     /// Cumulative sum along `axis` (ints and bools sum as int64, as in PyTorch).
+    /// 16-bit floats accumulate in f32 (each output is its prefix sum rounded once, as
+    /// PyTorch's accumulation in `float`), whatever blocks a long axis is split into.
     pub fn cumsum(&self, axis: isize) -> Tensor {
-        let x = if self.dtype().is_float() { self.clone() } else { self.cast(DType::I64) };
-        let [r] = x.along_last(axis, "cumsum", |x| [x.cumsum_last()]);
-        r
+        let along = |x: &Tensor| {
+            let [r] = x.along_last(axis, "cumsum", |x| [x.cumsum_last()]);
+            r
+        };
+        if !self.dtype().is_float() {
+            return along(&self.cast(DType::I64));
+        }
+        self.via_f32(along)
     }
     /// Cumulative sum along the last axis: one masked-window kernel, or for long axes blocks of
     /// `B` summed that way plus an exclusive cumsum of the block totals (O(n B + (n/B)^2) work

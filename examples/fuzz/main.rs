@@ -1,0 +1,287 @@
+//! Differential fuzzer: random graphs of elementwise, broadcast, movement, reduce, cumsum,
+//! matmul, convolution and cast ops (f32, f16, bf16, ints, bools; shapes up to 4 axes with sizes
+//! such as 1, 2, 3, 7, 336, 1024) run on every device, each with the heuristic's opts, with no
+//! opts, with random legal opt lists and with BEAM-style candidates, and are compared with the
+//! interpreter and with an f64 reference written for the fuzzer (`reference.rs`).
+//!
+//! ```text
+//! cargo run --release --example fuzz -- --graphs 2000 [--seed 7] [--dev CPU] [--modes default,noopt,random,beam]
+//! ```
+//!
+//! Prints one line per failing graph and device (the seed that replays it, the modes that fail,
+//! the first wrong element and the graph minimized), then exactly
+//! `fuzz: N graphs, M mismatches, K compile failures`; exits with 1 when M + K > 0. Graph `i`
+//! of a run with `--seed S` is graph 0 of `--seed S+i`, so `--graphs 1 --seed S+i` replays it.
+
+mod graph;
+mod minimize;
+mod reference;
+mod run;
+
+use graph::{generate, Graph};
+use reference::{evaluate, Arr};
+use run::{compile_jobs, prepare_job, run_job, Failure, Got, Job, Mode};
+use std::time::Instant;
+
+struct Args {
+    graphs: u64,
+    seed: u64,
+    devices: Vec<String>,
+    modes: Vec<String>,
+    batch: usize,
+}
+
+fn parse_args() -> Args {
+    let mut a = Args { graphs: 100, seed: 1, devices: Vec::new(), modes: Vec::new(), batch: 24 };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    let value = |i: usize| argv.get(i + 1).cloned().unwrap_or_else(|| panic!("fuzz: {} needs a value", argv[i]));
+    while i < argv.len() {
+        let num = |s: String| -> u64 {
+            let s = s.trim();
+            match s.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => s.parse(),
+            }
+            .unwrap_or_else(|_| panic!("fuzz: `{s}` is not a number"))
+        };
+        match argv[i].as_str() {
+            "--graphs" => a.graphs = num(value(i)),
+            "--seed" => a.seed = num(value(i)),
+            "--dev" => a.devices.extend(value(i).split(',').map(|d| d.trim().to_uppercase())),
+            "--modes" => a.modes.extend(value(i).split(',').map(|m| m.trim().to_lowercase())),
+            "--batch" => a.batch = num(value(i)) as usize,
+            other => panic!(
+                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam)"
+            ),
+        }
+        i += 2;
+    }
+    if a.devices.is_empty() {
+        a.devices.push("CPU".into());
+        if ferrograd::runtime::get_device("CL").is_ok() {
+            a.devices.push("CL".into());
+        }
+    }
+    if a.modes.is_empty() {
+        a.modes = ["default", "noopt", "random", "beam"].iter().map(|s| s.to_string()).collect();
+    }
+    a
+}
+
+fn modes_for(names: &[String], seed: u64) -> Vec<Mode> {
+    names
+        .iter()
+        .map(|m| match m.as_str() {
+            "default" => Mode::Default,
+            "noopt" => Mode::NoOpt,
+            "random" => Mode::Random(seed ^ 0x5eed),
+            "beam" => Mode::Beam(seed ^ 0xbea),
+            other => panic!("fuzz: unknown mode `{other}` (default, noopt, random, beam)"),
+        })
+        .collect()
+}
+
+/// The first element where `got` is not what the reference allows, described; `None` when all
+/// agree. Unsure elements (a comparison or rounding within the error bound of its edge) are
+/// not compared.
+pub fn first_mismatch(want: &[&Arr], got: &[Vec<Got>]) -> Option<String> {
+    for (o, (w, g)) in want.iter().zip(got).enumerate() {
+        if w.data.len() != g.len() {
+            return Some(format!("output {o} has {} elements, want {}", g.len(), w.data.len()));
+        }
+        for (k, (e, x)) in w.data.iter().zip(g).enumerate() {
+            if e.unsure {
+                continue;
+            }
+            let ok = if w.dt.is_float() {
+                if e.v.is_nan() {
+                    x.v.is_nan()
+                } else if e.v.is_infinite() {
+                    x.v == e.v
+                } else {
+                    (x.v - e.v).abs() <= e.e
+                }
+            } else {
+                x.i == e.i
+            };
+            if !ok {
+                let (have, want) = if w.dt.is_float() {
+                    (format!("{:?}", x.v), format!("{:?} (±{:.3e})", e.v, e.e))
+                } else {
+                    (x.i.to_string(), e.i.to_string())
+                };
+                return Some(format!("output {o} [{:?} {:?}] element {k}: got {have}, want {want}", w.shape, w.dt));
+            }
+        }
+    }
+    None
+}
+
+/// What a graph did on one device in one mode.
+enum Verdict {
+    Ok,
+    Mismatch(String),
+    CompileFailure(String),
+}
+
+fn judge(want: &[&Arr], result: Result<Vec<Vec<Got>>, Failure>) -> Verdict {
+    match result {
+        Ok(got) => match first_mismatch(want, &got) {
+            None => Verdict::Ok,
+            Some(m) => Verdict::Mismatch(m),
+        },
+        Err(Failure::Compile(m)) => Verdict::CompileFailure(m),
+        Err(Failure::Run(m)) => Verdict::Mismatch(format!("failed: {m}")),
+    }
+}
+
+/// The opts of each kernel of a job: `k0 [T0:2 U1:16] k1 []`.
+fn opts_text(opts: &[Vec<ferrograd::codegen::opts::Opt>]) -> String {
+    let parts: Vec<String> =
+        opts.iter().enumerate().map(|(k, o)| format!("k{k} [{}]", ferrograd::codegen::opts::format_opts(o))).collect();
+    parts.join(" ")
+}
+
+/// One line of text (first line of a long message).
+fn one_line(s: &str) -> String {
+    let first = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let error = s.lines().find(|l| l.contains("error:") || l.contains("panicked")).map(str::trim);
+    let joined = match error {
+        Some(e) if e != first => format!("{first} {e}"),
+        _ => first.to_string(),
+    };
+    let line = joined.as_str();
+    if line.len() > 240 {
+        format!("{}…", &line[..240])
+    } else {
+        line.to_string()
+    }
+}
+
+fn main() {
+    let args = parse_args();
+    // Kernels go to a cache of the fuzzer's own (unless the user chose one), wiped as it goes.
+    let own_cache = std::env::var_os("FERROGRAD_CACHE").is_none();
+    let cache = std::env::temp_dir().join(format!("ferrograd-fuzz-{}", std::process::id()));
+    if own_cache {
+        std::env::set_var("FERROGRAD_CACHE", &cache);
+    }
+    // Panics inside ferrograd are caught and reported as failures, not printed twice.
+    std::panic::set_hook(Box::new(|_| {}));
+    let start = Instant::now();
+    let (mut mismatches, mut compile_failures) = (0usize, 0usize);
+    let mut done = 0u64;
+    while done < args.graphs {
+        let count = (args.graphs - done).min(args.batch as u64);
+        let seeds: Vec<u64> = (done..done + count).map(|i| args.seed.wrapping_add(i)).collect();
+        for (seed, verdicts) in run_batch(&seeds, &args) {
+            for (dev, fails) in verdicts {
+                let (text, compile) = describe(&fails);
+                let graph = generate(seed);
+                let small = minimize::minimize(&graph, &dev, fails[0].0);
+                let kind = if compile { "compile failure" } else { "mismatch" };
+                println!(
+                    "{kind}: --seed {seed:#x} --dev {dev}: {text} | minimized: {}",
+                    small.to_rust().lines().collect::<Vec<_>>().join(" ")
+                );
+                if compile {
+                    compile_failures += 1;
+                } else {
+                    mismatches += 1;
+                }
+            }
+        }
+        done += count;
+        if own_cache && done.is_multiple_of(240) {
+            let _ = std::fs::remove_dir_all(cache.join("cpu"));
+        }
+    }
+    if own_cache {
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "fuzz: {:.1} s, {:.1} graphs/s on {} in modes {}",
+        secs,
+        args.graphs as f64 / secs,
+        args.devices.join(","),
+        args.modes.join(",")
+    );
+    println!("fuzz: {} graphs, {mismatches} mismatches, {compile_failures} compile failures", args.graphs);
+    std::process::exit(if mismatches + compile_failures > 0 { 1 } else { 0 });
+}
+
+type Fails = Vec<(Mode, Verdict)>;
+
+/// The failing modes of one graph on one device, as one line of text; and whether they are all
+/// compile failures.
+fn describe(fails: &Fails) -> (String, bool) {
+    let compile = fails.iter().all(|(_, v)| matches!(v, Verdict::CompileFailure(_)));
+    let parts: Vec<String> = fails
+        .iter()
+        .map(|(m, v)| match v {
+            Verdict::Mismatch(t) | Verdict::CompileFailure(t) => format!("[{m}] {}", one_line(t)),
+            Verdict::Ok => String::new(),
+        })
+        .collect();
+    (parts.join("; "), compile)
+}
+
+/// Runs a batch of graphs: per graph, per device, the failing modes. INTERP runs each graph
+/// with the heuristic's opts and is checked against the reference like every other device.
+fn run_batch(seeds: &[u64], args: &Args) -> Vec<(u64, Vec<(String, Fails)>)> {
+    let graphs: Vec<Graph> = seeds.iter().map(|&s| generate(s)).collect();
+    let refs: Vec<Option<Vec<Arr>>> = graphs.iter().map(|g| std::panic::catch_unwind(|| evaluate(g)).ok()).collect();
+    let mut devices = vec!["INTERP".to_string()];
+    devices.extend(args.devices.iter().filter(|d| *d != "INTERP").cloned());
+    // jobs[d][g] = per mode, the job or why it could not be prepared.
+    let mut results: Vec<(u64, Vec<(String, Fails)>)> = seeds.iter().map(|&s| (s, Vec::new())).collect();
+    for dev in &devices {
+        let modes_of = |seed: u64| if dev == "INTERP" { vec![Mode::Default] } else { modes_for(&args.modes, seed) };
+        let mut jobs: Vec<Vec<(Mode, Result<Job, Failure>)>> = Vec::new();
+        for (g, &seed) in graphs.iter().zip(seeds) {
+            jobs.push(modes_of(seed).into_iter().map(|m| (m, prepare_job(g, dev, m))).collect());
+        }
+        let ready: Vec<&Job> = jobs.iter().flatten().filter_map(|(_, j)| j.as_ref().ok()).collect();
+        let mut compiled = compile_jobs(&ready).into_iter();
+        for (gi, per_mode) in jobs.into_iter().enumerate() {
+            let Some(want) = &refs[gi] else {
+                eprintln!("fuzz: the reference failed on --seed {:#x} (a fuzzer bug)", seeds[gi]);
+                continue;
+            };
+            let outs: Vec<&Arr> = graphs[gi].outputs.iter().map(|&o| &want[o]).collect();
+            let mut fails: Fails = Vec::new();
+            for (mode, job) in per_mode {
+                let opts = job.as_ref().map(|j| opts_text(&j.opts)).unwrap_or_default();
+                let result = job.and_then(|j| {
+                    let progs = compiled.next().expect("a compile result per job")?;
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_job(&j, &progs)));
+                    r.unwrap_or_else(|p| Err(Failure::Run(format!("panicked: {}", run::panic_text(p)))))
+                });
+                match judge(&outs, result) {
+                    Verdict::Ok => {}
+                    Verdict::Mismatch(t) => {
+                        fails.push((mode, Verdict::Mismatch(format!("{} (opts {opts})", one_line(&t)))))
+                    }
+                    Verdict::CompileFailure(t) => {
+                        fails.push((mode, Verdict::CompileFailure(format!("{} (opts {opts})", one_line(&t)))))
+                    }
+                }
+            }
+            if !fails.is_empty() {
+                results[gi].1.push((dev.clone(), fails));
+            }
+        }
+    }
+    results
+}
+
+/// Whether `g` still fails on `dev` in `mode` the way a mismatch does (for the minimizer).
+pub fn still_fails(g: &Graph, dev: &str, mode: Mode) -> bool {
+    let Ok(want) = std::panic::catch_unwind(|| evaluate(g)) else { return false };
+    let outs: Vec<&Arr> = g.outputs.iter().map(|&o| &want[o]).collect();
+    let result = std::panic::catch_unwind(|| run::run_one(g, dev, mode))
+        .unwrap_or_else(|p| Err(Failure::Run(run::panic_text(p))));
+    !matches!(judge(&outs, result), Verdict::Ok)
+}
