@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod gradient;
 pub mod helpers;
+pub mod jit;
 pub mod nn;
 pub mod renderer;
 pub mod runtime;
@@ -20,7 +21,7 @@ pub mod tensor;
 pub mod uop;
 
 pub use device::Device;
-pub use engine::jit::TinyJit;
 pub use error::{Error, Result};
+pub use jit::TinyJit;
 pub use tensor::Tensor;
 pub use uop::{ConstValue, DType, Element, Ops, UOp};

@@ -151,3 +151,22 @@ fn bool_cumsum_counts_in_int64() {
         assert_eq!(t.to_vec::<i64>().unwrap(), vec![1, 1, 2, 3], "bool cumsum on {dev}");
     });
 }
+
+#[test]
+fn long_cumsum_elements_depend_only_on_their_prefix() {
+    // Past 512 elements the block prefix was "running sum minus the block's total": a NaN or
+    // infinity anywhere in a block reached every element before it (`log(x).cumsum(0)`).
+    for_each_device(|dev| {
+        let mut x = data(1024, 4);
+        x[300] = f32::NAN;
+        x[700] = f32::INFINITY;
+        x[900] = f32::NEG_INFINITY;
+        let got = f32s(&Tensor::from_vec(x.clone(), [1024]).cumsum(0));
+        let mut acc = 0.0f32;
+        for (i, v) in x.iter().enumerate() {
+            acc += v;
+            let ok = if acc.is_nan() { got[i].is_nan() } else { got[i] == acc };
+            assert!(ok, "cumsum element {i}: got {}, want {acc} on {dev}", got[i]);
+        }
+    });
+}

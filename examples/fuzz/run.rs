@@ -297,6 +297,31 @@ pub type Programs = Vec<Option<Arc<dyn ferrograd::runtime::Program>>>;
 pub fn compile_jobs(jobs: &[&Job]) -> Vec<Result<Programs, Failure>> {
     let Some(first) = jobs.first() else { return Vec::new() };
     let all: Vec<Arc<ProgramSpec>> = jobs.iter().flat_map(|j| j.specs.iter().flatten().cloned()).collect();
+    if std::env::var_os("FUZZ_STATS").is_some() {
+        let mut sizes: Vec<usize> = all.iter().map(|s| s.src.len()).collect();
+        sizes.sort_unstable();
+        let uniq: std::collections::HashSet<&str> = all.iter().map(|s| s.src.as_str()).collect();
+        eprintln!(
+            "compile batch: {} kernels ({} distinct), source median {} max {} total {} KB",
+            all.len(),
+            uniq.len(),
+            sizes.get(sizes.len() / 2).unwrap_or(&0),
+            sizes.last().unwrap_or(&0),
+            sizes.iter().sum::<usize>() / 1024
+        );
+        if let Ok(dir) = std::env::var("FUZZ_DUMP") {
+            static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let prelude = ferrograd::renderer::cstyle::c_dialect().prelude;
+            let mut text = String::from(prelude);
+            for s in &all {
+                if s.src.starts_with(prelude) && !text.contains(&format!("void {}_body", s.name)) {
+                    text.push_str(&s.src[prelude.len()..]);
+                }
+            }
+            let _ = std::fs::write(format!("{dir}/batch{n}.c"), text);
+        }
+    }
     // One call for everything; if it fails, job by job to find the guilty one.
     if let Ok(progs) = first.device.compile(&all) {
         let mut it = progs.into_iter();

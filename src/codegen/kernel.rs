@@ -63,7 +63,7 @@ pub fn prepare(ast: &UOp) -> UOp {
 /// (it is also allowed twice the size of the unoptimized program, whatever that is). Unrolled
 /// and upcast code grows with the product of the amounts; past this, C compile time grows
 /// faster than the kernel gets faster.
-pub const MAX_PROGRAM_OPS: usize = 8192;
+pub const MAX_PROGRAM_OPS: usize = 3000;
 
 /// Runs the whole pipeline for one kernel AST on a renderer: `opts` as given (`Some`), or none
 /// with `NOOPT=1`, or the hand-coded choice. Panics when given opts do not apply.

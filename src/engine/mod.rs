@@ -1,7 +1,7 @@
 //! Engine: realize a set of tensor nodes — schedule, compile (cached, batched), run, free.
 
 pub mod beam;
-pub mod jit;
+pub mod capture;
 
 use crate::codegen::{get_program, ProgramSpec};
 use crate::error::Result;
@@ -185,7 +185,7 @@ pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
             ItemKind::Copy => Step::Copy,
         };
         step.run(&item.bufs, &item.device)?;
-        jit::record(step, item.bufs, item.device);
+        capture::record(capture::Recorded { step, bufs: item.bufs, device: item.device, assign: item.assign });
     }
     Ok(sched.outputs)
 }

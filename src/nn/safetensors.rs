@@ -9,7 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::runtime::{get_device, Buffer};
-use crate::tensor::{buffer_view_pub, Tensor};
+use crate::tensor::{buffer_view, Tensor};
 use crate::uop::{ConstValue, DType};
 use memmap2::Mmap;
 use safetensors::tensor::Metadata;
@@ -205,7 +205,7 @@ pub fn safe_load_on(path: impl AsRef<Path>, device: &str) -> Result<BTreeMap<Str
         } else {
             buf.copy_in(bytes)?;
         }
-        out.insert(name, Tensor::from_uop(buffer_view_pub(buf, &info.shape)));
+        out.insert(name, Tensor::from_uop(buffer_view(buf, &info.shape)));
     }
     Ok(out)
 }

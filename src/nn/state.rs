@@ -13,7 +13,7 @@ use super::module::{state_dict, Module};
 use crate::error::{Error, Result};
 use crate::runtime::{get_device, Buffer};
 use crate::schedule::existing_buffer;
-use crate::tensor::{buffer_view_pub, no_grad, Tensor};
+use crate::tensor::{buffer_view, no_grad, Tensor};
 use crate::uop::{DType, Ops};
 use std::collections::BTreeMap;
 
@@ -76,7 +76,7 @@ fn give_own_buffer(target: &Tensor) -> Result<()> {
     let view = if u.op() == Ops::ASSIGN { u.src()[0].clone() } else { u };
     if existing_buffer(&view).is_none() {
         let buf = Buffer::new(get_device(&target.device())?, target.dtype(), target.numel());
-        target.set_uop(buffer_view_pub(buf, &target.shape()));
+        target.set_uop(buffer_view(buf, &target.shape()));
     }
     Ok(())
 }

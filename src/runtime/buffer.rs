@@ -1,25 +1,66 @@
 //! `Buffer`: a device allocation of `size` elements of one dtype, allocated on first use.
+//!
+//! A buffer may be made for a device that has not been opened (and data given to it before):
+//! the device opens, the memory is allocated and the data copied in when the buffer is first
+//! used, so an unknown or unavailable device is an `Err` from that use (a realize, a read), not
+//! a panic where the tensor was created.
 
 use super::device::{Device, DeviceMemory};
 use crate::error::Result;
 use crate::uop::{BufferObj, DType};
 use std::any::Any;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub struct Buffer {
-    device: Arc<dyn Device>,
+    /// Canonical device name.
+    name: String,
+    device: OnceLock<Arc<dyn Device>>,
     dtype: DType,
     size: usize,
     mem: OnceLock<DeviceMemory>,
+    /// Bytes to copy in once the memory exists; taken under this lock, which also makes the
+    /// first allocation happen once.
+    pending: Mutex<Option<Vec<u8>>>,
 }
 
 impl Buffer {
+    /// A buffer on an open device.
     pub fn new(device: Arc<dyn Device>, dtype: DType, size: usize) -> Arc<Buffer> {
-        Arc::new(Buffer { device, dtype, size, mem: OnceLock::new() })
+        let name = device.name().to_string();
+        let cell = OnceLock::new();
+        let _ = cell.set(device);
+        Arc::new(Buffer { name, device: cell, dtype, size, mem: OnceLock::new(), pending: Mutex::new(None) })
     }
-    pub fn device_obj(&self) -> &Arc<dyn Device> {
-        &self.device
+
+    /// A buffer on the device called `device`, opened on first use.
+    pub fn on(device: &str, dtype: DType, size: usize) -> Arc<Buffer> {
+        Arc::new(Buffer {
+            name: super::registry::canonical_name(device),
+            device: OnceLock::new(),
+            dtype,
+            size,
+            mem: OnceLock::new(),
+            pending: Mutex::new(None),
+        })
     }
+
+    /// A buffer on `device` holding `data` (copied in on first use).
+    pub fn with_data(device: &str, dtype: DType, data: Vec<u8>) -> Arc<Buffer> {
+        assert_eq!(data.len() % dtype.itemsize().max(1), 0, "Buffer::with_data: {} bytes of {dtype:?}", data.len());
+        let b = Buffer::on(device, dtype, data.len() / dtype.itemsize().max(1));
+        *b.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(data);
+        b
+    }
+
+    /// The device, opened now if it was not yet.
+    pub fn device_obj(&self) -> Result<&Arc<dyn Device>> {
+        if let Some(d) = self.device.get() {
+            return Ok(d);
+        }
+        let d = super::registry::get_device(&self.name)?;
+        Ok(self.device.get_or_init(|| d))
+    }
+
     pub fn nbytes(&self) -> usize {
         // Saturating: a size no allocation can hold fails in `alloc` as out of memory.
         self.size.saturating_mul(self.dtype.itemsize())
@@ -27,32 +68,44 @@ impl Buffer {
     pub fn is_allocated(&self) -> bool {
         self.mem.get().is_some()
     }
-    /// The device memory, allocating it on first use.
+
+    /// The device memory, allocating it (and copying in data given earlier) on first use.
     pub fn memory(&self) -> Result<&DeviceMemory> {
         if let Some(m) = self.mem.get() {
             return Ok(m);
         }
-        let m = self.device.alloc(self.nbytes())?;
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = self.mem.get() {
+            return Ok(m);
+        }
+        let device = self.device_obj()?;
+        let m = device.alloc(self.nbytes())?;
+        if let Some(data) = pending.as_ref() {
+            device.copy_in(&m, data)?;
+        }
+        *pending = None;
         Ok(self.mem.get_or_init(|| m))
     }
+
     /// Copies host bytes in (`data.len()` must equal `nbytes()`).
     pub fn copy_in(&self, data: &[u8]) -> Result<()> {
         assert_eq!(data.len(), self.nbytes(), "copy_in: {} bytes into a buffer of {}", data.len(), self.nbytes());
         let m = self.memory()?;
-        self.device.copy_in(m, data)
+        self.device_obj()?.copy_in(m, data)
     }
+
     /// Copies the contents out to the host.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut out = vec![0u8; self.nbytes()];
         let m = self.memory()?;
-        self.device.copy_out(m, &mut out)?;
+        self.device_obj()?.copy_out(m, &mut out)?;
         Ok(out)
     }
 }
 
 impl BufferObj for Buffer {
     fn device(&self) -> &str {
-        self.device.name()
+        &self.name
     }
     fn size(&self) -> usize {
         self.size

@@ -79,6 +79,16 @@ pub fn get_device(name: &str) -> Result<Arc<dyn Device>> {
     Ok(dev)
 }
 
+/// Name of the default device for new tensors, without requiring that it opens: `DEV` if set
+/// (canonical form; an unknown or unavailable device is an error when it is used), else the
+/// first of [`DEVICE_ORDER`] that opens.
+pub fn default_device_label() -> String {
+    if let Some(dev) = std::env::var("DEV").ok().filter(|d| !d.trim().is_empty()) {
+        return canonical_name(&dev);
+    }
+    default_device_name().unwrap_or_else(|_| "CPU".to_string())
+}
+
 /// Name of the default device: `DEV` if set (checked), else the first of [`DEVICE_ORDER`]
 /// that opens.
 pub fn default_device_name() -> Result<String> {

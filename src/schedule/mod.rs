@@ -7,7 +7,7 @@
 
 pub mod rangeify;
 
-use crate::runtime::{buffer_of, get_device, Buffer};
+use crate::runtime::{buffer_of, Buffer};
 use crate::uop::uop::toposort_many;
 use crate::uop::{FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
 use rangeify::{index_dtype, Rangeify};
@@ -28,6 +28,8 @@ pub struct ScheduleItem {
     /// Buffers in DEFINE_GLOBAL order; the output is `bufs[0]`.
     pub bufs: Vec<Arc<Buffer>>,
     pub device: String,
+    /// The kernel writes an assign's target (an existing buffer), not a new one.
+    pub assign: bool,
 }
 
 /// The ordered kernels of one realize, and the buffer holding each requested output.
@@ -218,12 +220,11 @@ fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
             continue;
         }
         let device_name = n.device().unwrap_or_else(|| panic!("{:?} has no device", n.op())).to_string();
-        let device = get_device(&device_name).unwrap_or_else(|e| panic!("{e}"));
         let out = if n.op() == Ops::ASSIGN {
             existing_buffer(&n.src()[0])
                 .unwrap_or_else(|| panic!("assign: the target must be realized (shape {:?})", n.shape()))
         } else {
-            Buffer::new(device, n.dtype(), n.numel())
+            Buffer::on(&device_name, n.dtype(), n.numel())
         };
         if n.op() == Ops::COPY {
             let src = &n.src()[0];
@@ -233,13 +234,15 @@ fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
                 ast: n.clone(),
                 bufs: vec![out.clone(), sb],
                 device: device_name,
+                assign: false,
             });
         } else if n.numel() > 0 {
             let mut r = Rangeify::new(&realized, out.clone(), idx_dt);
             let ast = r.kernel(n);
             reads.push(r.reads);
             produces.push(n.clone());
-            items.push(ScheduleItem { kind: ItemKind::Kernel, ast, bufs: r.bufs, device: device_name });
+            let assign = n.op() == Ops::ASSIGN;
+            items.push(ScheduleItem { kind: ItemKind::Kernel, ast, bufs: r.bufs, device: device_name, assign });
         }
         if record && n.op() == Ops::ASSIGN {
             record_assigned(n, &out);

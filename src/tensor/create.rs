@@ -1,8 +1,7 @@
 //! Creating tensors: from host data, constants, ranges, identity matrices.
 
 use super::Tensor;
-use crate::device::Device;
-use crate::runtime::{get_device, Buffer};
+use crate::runtime::Buffer;
 use crate::uop::{Arg, BufferHandle, ConstValue, DType, Element, Ops, UOp};
 
 /// The DEVICE node for a device name.
@@ -17,13 +16,23 @@ thread_local! {
 /// Device new tensors are created on: the innermost [`with_default_device`] scope of this
 /// thread, else `Device::default()`.
 pub(crate) fn default_device() -> String {
-    DEFAULT_OVERRIDE.with(|o| o.borrow().clone()).unwrap_or_else(|| Device::default().name().to_string())
+    DEFAULT_OVERRIDE.with(|o| o.borrow().clone()).unwrap_or_else(crate::runtime::registry::default_device_label)
+}
+
+/// The canonical form of a device name given in code; panics (a programmer error) when its
+/// kind is not one ferrograd knows. Whether the device opens is found out when it is used.
+pub(crate) fn checked_device_name(name: &str) -> String {
+    let canonical = crate::runtime::registry::canonical_name(name);
+    let kind = canonical.split(':').next().unwrap_or("");
+    let known = crate::runtime::registry::KNOWN_DEVICES;
+    assert!(known.contains(&kind), "unknown device {name:?}; known devices: {}", known.join(", "));
+    canonical
 }
 
 /// Runs `f` with `device` as the default device for tensors created on this thread (tests run
 /// the same code on every device this way).
 pub fn with_default_device<R>(device: &str, f: impl FnOnce() -> R) -> R {
-    let name = Device::new(device).unwrap_or_else(|e| panic!("{e}")).name().to_string();
+    let name = checked_device_name(device);
     let prev = DEFAULT_OVERRIDE.with(|o| o.replace(Some(name)));
     struct Restore(Option<String>);
     impl Drop for Restore {
@@ -74,9 +83,9 @@ impl Tensor {
         let shape = check_shape("from_slice", &shape.into_dims());
         let n: usize = shape.iter().product();
         assert_eq!(n, data.len(), "from_slice: shape {shape:?} needs {n} elements, got {}", data.len());
-        let dev = get_device(device).unwrap_or_else(|e| panic!("{e}"));
-        let buf = Buffer::new(dev, T::DTYPE, n);
-        buf.copy_in(&T::to_bytes(data)).unwrap_or_else(|e| panic!("from_slice: {e}"));
+        // The device opens (and the data is copied in) when the tensor is first used, so a
+        // device that cannot open is an error of that realize, not a panic here.
+        let buf = Buffer::with_data(device, T::DTYPE, T::to_bytes(data));
         Tensor::from_uop(buffer_view(buf, &shape))
     }
 

@@ -30,6 +30,12 @@ impl Tensor {
             let dup = uops.contains(&u) && crate::schedule::existing_buffer(&u).is_none();
             uops.push(if dup { t.contiguous().uop() } else { u });
         }
+        let mut devices: Vec<&str> = uops.iter().filter_map(|u| u.device()).collect();
+        devices.sort_unstable();
+        devices.dedup();
+        for d in devices {
+            super::selftest::ensure(d)?;
+        }
         let bufs = engine::realize(&uops)?;
         for (t, b) in tensors.iter().zip(bufs) {
             let (old, shape) = (t.uop(), t.shape());
@@ -51,7 +57,8 @@ impl Tensor {
 
     /// The raw little-endian bytes of the elements.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        if engine::jit::is_capturing() {
+        if engine::capture::is_capturing() {
+            engine::capture::note_read();
             return Err(Error::Jit(
                 "TinyJit: reading tensor data inside a captured function is not allowed (it would not be replayed)"
                     .into(),

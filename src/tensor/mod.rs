@@ -17,6 +17,7 @@ mod pool;
 mod random;
 mod reduce;
 mod reduce_ext;
+mod selftest;
 mod shape_args;
 mod shape_ops;
 
@@ -25,10 +26,7 @@ pub use create::with_default_device;
 pub use loss::{CrossEntropyOpts, Reduction};
 pub use random::{set_training, train};
 
-/// A tensor-level view (BUFFER node, reshaped) of a runtime buffer.
-pub fn buffer_view_pub(b: std::sync::Arc<crate::runtime::Buffer>, shape: &[usize]) -> UOp {
-    create::buffer_view(b, shape)
-}
+pub(crate) use create::buffer_view;
 pub use elementwise::Operand;
 pub use grad::{is_no_grad, no_grad};
 pub use indexing::Idx;

@@ -236,7 +236,7 @@ impl Tensor {
 
     /// A copy of this tensor on `device` (lazy: copied when realized).
     pub fn to(&self, device: &str) -> Tensor {
-        let name = crate::device::Device::new(device).unwrap_or_else(|e| panic!("{e}")).name().to_string();
+        let name = super::create::checked_device_name(device);
         if self.device() == name {
             return self.clone();
         }

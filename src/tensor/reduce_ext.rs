@@ -265,9 +265,15 @@ impl Tensor {
         pads[shape.len() - 1] = (0, m * BLOCK - n);
         let blocks = self.pad(&pads).reshape([lead, &[m, BLOCK]].concat());
         let inner = blocks.cumsum_last();
-        let totals = inner.shrink(&[lead.iter().map(|&d| (0, d)).collect(), vec![(0, m), (BLOCK - 1, BLOCK)]].concat());
-        // Exclusive prefix of the totals: the running sum minus the block's own total.
-        let before = totals.transpose(-1, -2).cumsum_last().transpose(-1, -2).sub(&totals);
+        let keep_lead: Vec<(usize, usize)> = lead.iter().map(|&d| (0, d)).collect();
+        let totals = inner.shrink(&[keep_lead.clone(), vec![(0, m), (BLOCK - 1, BLOCK)]].concat());
+        // Exclusive prefix of the totals: the running sum of the totals shifted one block down
+        // (not the running sum minus the block's own total, which would make a block's
+        // infinity or NaN reach the elements before it).
+        let mut shift = vec![(0, 0); lead.len()];
+        shift.extend([(1, 0), (0, 0)]);
+        let shifted = totals.pad(&shift).shrink(&[keep_lead, vec![(0, m), (0, 1)]].concat());
+        let before = shifted.transpose(-1, -2).cumsum_last().transpose(-1, -2);
         let r = inner.add(before).reshape([lead, &[m * BLOCK]].concat());
         r.shrink(&[lead.iter().map(|&d| (0, d)).collect(), vec![(0, n)]].concat())
     }

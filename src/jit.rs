@@ -1,0 +1,302 @@
+//! TinyJit: capture the kernels a function launches and replay them.
+//!
+//! Call 1 runs the function normally. Call 2 runs it again while the engine records every step
+//! it executes (kernel launches and copies, with their buffers). Call 3 runs it once more,
+//! recording again, and checks that it launched the same kernels on buffers playing the same
+//! roles: a Rust value baked into a kernel as a constant, or a branch, that changed between
+//! calls would otherwise be replayed frozen, so that is an error saying why. From call 4 on the
+//! front end and the scheduler are skipped: the recorded steps replay with the new inputs'
+//! buffers in place of the captured ones.
+//!
+//! What replays give back:
+//! - outputs computed into buffers the capture allocated get fresh buffers on every replay,
+//!   so a result kept from an earlier call is never overwritten by a later one;
+//! - an output that is an input (or a reshape of one) is the current call's input;
+//! - outputs that are state (an assigned parameter) are that state's buffer.
+//!
+//! Captures nest: a TinyJit called inside another one's capture runs, captures or replays as
+//! usual, and the outer capture records its kernels too. A panic in the function closes the
+//! capture (nothing is left behind; the next call captures again). Reading tensor data inside a
+//! capture is an error, even if the function ignores it.
+//!
+//! Not caught: a value that changes only after call 3, and Rust side effects of the function
+//! (they run on calls 1–3 only).
+
+use crate::engine::capture::{self, Recorded};
+use crate::engine::Step;
+use crate::error::{Error, Result};
+use crate::runtime::Buffer;
+use crate::schedule::existing_buffer;
+use crate::tensor::{buffer_view, Tensor};
+use crate::uop::{BufferObj, DType};
+use std::sync::Arc;
+
+/// What a call's inputs must look like to replay.
+#[derive(Clone, Debug, PartialEq)]
+struct InputSpec {
+    shape: Vec<usize>,
+    dtype: DType,
+    device: String,
+}
+
+/// Where an output of a replay comes from.
+#[derive(Clone)]
+enum OutputSource {
+    /// Input `k` itself (the function returned an input or a whole reshape of one).
+    Input(usize),
+    /// A buffer the capture allocated: a fresh one of the same size on every replay.
+    Fresh(Arc<Buffer>),
+    /// A buffer that existed before the call (state): the same one every time.
+    State(Arc<Buffer>),
+}
+
+struct Captured {
+    steps: Vec<Recorded>,
+    inputs: Vec<InputSpec>,
+    /// The input buffers of the captured call, replaced by the new ones on replay.
+    input_bufs: Vec<Arc<Buffer>>,
+    outputs: Vec<(OutputSource, Vec<usize>)>,
+    /// The role of every buffer of every step (for checking that call 3 matches).
+    roles: Vec<Vec<Role>>,
+}
+
+/// What a buffer is to one captured call.
+#[derive(Clone, PartialEq, Debug)]
+enum Role {
+    Input(usize),
+    /// Allocated by the call: the k-th such buffer, in order of first use.
+    Allocated(usize),
+    /// Existed before (parameters, state, constants): compared by identity.
+    Existing(usize),
+}
+
+type JitFn = Box<dyn FnMut(&[Tensor]) -> Vec<Tensor>>;
+
+/// A function whose kernels are captured on the second call and replayed after the third.
+pub struct TinyJit {
+    f: JitFn,
+    calls: usize,
+    captured: Option<Captured>,
+    verified: bool,
+}
+
+fn jit_enabled() -> bool {
+    crate::helpers::getenv_int("JIT", 1) != 0
+}
+
+fn buffer_of_input(t: &Tensor) -> Result<Arc<Buffer>> {
+    t.realize()?;
+    existing_buffer(&t.uop()).ok_or_else(|| Error::Jit("TinyJit: an input is not backed by a buffer".into()))
+}
+
+/// The role of each buffer of each step: inputs by position, buffers the call allocated
+/// (first written by a kernel that is not an assign) by order of appearance, others by
+/// identity.
+fn roles(steps: &[Recorded], inputs: &[Arc<Buffer>]) -> Vec<Vec<Role>> {
+    let mut allocated: Vec<Arc<Buffer>> = Vec::new();
+    let mut seen: Vec<Arc<Buffer>> = Vec::new();
+    steps
+        .iter()
+        .map(|s| {
+            s.bufs
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if let Some(k) = inputs.iter().position(|x| Arc::ptr_eq(x, b)) {
+                        return Role::Input(k);
+                    }
+                    if let Some(k) = allocated.iter().position(|x| Arc::ptr_eq(x, b)) {
+                        return Role::Allocated(k);
+                    }
+                    let first_use = !seen.iter().any(|x| Arc::ptr_eq(x, b));
+                    seen.push(b.clone());
+                    if first_use && i == 0 && !s.assign {
+                        allocated.push(b.clone());
+                        return Role::Allocated(allocated.len() - 1);
+                    }
+                    Role::Existing(Arc::as_ptr(b) as *const u8 as usize)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+impl TinyJit {
+    pub fn new(f: impl FnMut(&[Tensor]) -> Vec<Tensor> + 'static) -> TinyJit {
+        TinyJit { f: Box::new(f), calls: 0, captured: None, verified: false }
+    }
+
+    /// Number of steps (kernels and copies) a replay runs, once captured.
+    pub fn captured_len(&self) -> Option<usize> {
+        self.captured.as_ref().map(|c| c.steps.len())
+    }
+
+    /// Calls the function (call 1), captures it (call 2), checks the capture (call 3) or
+    /// replays it (later calls).
+    pub fn call(&mut self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+        let specs: Vec<InputSpec> =
+            inputs.iter().map(|t| InputSpec { shape: t.shape(), dtype: t.dtype(), device: t.device() }).collect();
+        let bufs: Vec<Arc<Buffer>> = inputs.iter().map(|t| buffer_of_input(t)).collect::<Result<_>>()?;
+        // Assigns made outside since the last call (a closure's tensor updated by the caller)
+        // happen now, so the replay reads them.
+        Tensor::realize_all(&[])?;
+        if !jit_enabled() {
+            return self.run_plain(inputs);
+        }
+        self.calls += 1;
+        match (self.calls, &self.captured) {
+            (1, _) => self.run_plain(inputs),
+            (_, None) => {
+                let result = self.capture(inputs, &bufs);
+                let (steps, outputs, outs) = match result {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // Nothing captured: the next call tries again.
+                        self.calls -= 1;
+                        return Err(e);
+                    }
+                };
+                let roles = roles(&steps, &bufs);
+                if crate::helpers::debug_level() >= 1 {
+                    eprintln!("TinyJit: captured {} steps", steps.len());
+                }
+                self.captured = Some(Captured { steps, inputs: specs, input_bufs: bufs, outputs, roles });
+                Ok(outs)
+            }
+            (_, Some(_)) if !self.verified => self.verify(inputs, specs, bufs),
+            _ => self.replay(&specs, &bufs),
+        }
+    }
+
+    fn run_plain(&mut self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+        let owned: Vec<Tensor> = inputs.iter().map(|t| (*t).clone()).collect();
+        let outs = (self.f)(&owned);
+        Tensor::realize_all(&outs.iter().collect::<Vec<_>>())?;
+        Ok(outs)
+    }
+
+    /// Runs the function while recording; returns the steps, where each output comes from,
+    /// and the outputs.
+    #[allow(clippy::type_complexity)]
+    fn capture(
+        &mut self,
+        inputs: &[&Tensor],
+        bufs: &[Arc<Buffer>],
+    ) -> Result<(Vec<Recorded>, Vec<(OutputSource, Vec<usize>)>, Vec<Tensor>)> {
+        for (i, a) in bufs.iter().enumerate() {
+            if bufs[..i].iter().any(|b| Arc::ptr_eq(a, b)) {
+                return Err(Error::Jit("TinyJit: the same buffer is passed as two inputs".into()));
+            }
+        }
+        let guard = capture::begin();
+        // A panic unwinds through `guard`, which closes the capture.
+        let result = self.run_plain(inputs);
+        let captured = guard.finish();
+        let outs = result?;
+        if captured.read_attempted {
+            return Err(Error::Jit(
+                "TinyJit: the function read tensor data while being captured; replays would not read it again \
+                 (the value would be frozen). Compute with tensors instead, or read the outputs after the call"
+                    .into(),
+            ));
+        }
+        let written: Vec<&Arc<Buffer>> = captured
+            .steps
+            .iter()
+            .filter(|s| !s.assign && matches!(s.step, Step::Kernel(_) | Step::Copy))
+            .map(|s| &s.bufs[0])
+            .collect();
+        let outputs = outs
+            .iter()
+            .map(|t| {
+                let b =
+                    existing_buffer(&t.uop()).ok_or_else(|| Error::Jit("TinyJit: an output is not realized".into()))?;
+                let source = if let Some(k) = bufs.iter().position(|x| Arc::ptr_eq(x, &b)) {
+                    OutputSource::Input(k)
+                } else if written.iter().any(|x| Arc::ptr_eq(x, &b)) {
+                    OutputSource::Fresh(b)
+                } else {
+                    OutputSource::State(b)
+                };
+                Ok((source, t.shape()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((captured.steps, outputs, outs))
+    }
+
+    /// Call 3: runs and records again; the kernels and the roles of their buffers must match
+    /// the capture.
+    fn verify(&mut self, inputs: &[&Tensor], specs: Vec<InputSpec>, bufs: Vec<Arc<Buffer>>) -> Result<Vec<Tensor>> {
+        let cap = self.captured.as_ref().expect("verify after a capture");
+        if specs != cap.inputs {
+            return Err(self.mismatch(&specs));
+        }
+        let (steps, _, outs) = self.capture(inputs, &bufs)?;
+        let cap = self.captured.as_ref().expect("verify after a capture");
+        let same_kernels = steps.len() == cap.steps.len()
+            && steps.iter().zip(&cap.steps).all(|(a, b)| match (&a.step, &b.step) {
+                (Step::Kernel(x), Step::Kernel(y)) => x.spec.src == y.spec.src,
+                (Step::Copy, Step::Copy) => true,
+                _ => false,
+            });
+        if !same_kernels || roles(&steps, &bufs) != cap.roles {
+            let what = if same_kernels { "the same kernels on other buffers" } else { "other kernels" };
+            return Err(Error::Jit(format!(
+                "TinyJit: call 3 launched {what} than the captured call 2 ({} steps, captured {}): the function \
+                 depends on something that is not a tensor input (a Rust value baked into a kernel as a constant, or \
+                 a branch), and replays would repeat call 2. Pass changing values as tensor inputs, or use one \
+                 TinyJit per variant",
+                steps.len(),
+                cap.steps.len()
+            )));
+        }
+        self.verified = true;
+        Ok(outs)
+    }
+
+    fn mismatch(&self, specs: &[InputSpec]) -> Error {
+        let cap = self.captured.as_ref().expect("a capture");
+        Error::Jit(format!(
+            "TinyJit: called with inputs {:?}, but captured with {:?}; make a new TinyJit for other shapes, dtypes or devices",
+            specs, cap.inputs
+        ))
+    }
+
+    fn replay(&mut self, specs: &[InputSpec], bufs: &[Arc<Buffer>]) -> Result<Vec<Tensor>> {
+        let cap = self.captured.as_ref().expect("replay without capture");
+        if specs != cap.inputs.as_slice() {
+            return Err(self.mismatch(specs));
+        }
+        // Captured buffer → this call's: the inputs, and a fresh buffer per fresh output.
+        let mut swap: Vec<(Arc<Buffer>, Arc<Buffer>)> =
+            cap.input_bufs.iter().cloned().zip(bufs.iter().cloned()).collect();
+        for (src, _) in &cap.outputs {
+            if let OutputSource::Fresh(b) = src {
+                if !swap.iter().any(|(x, _)| Arc::ptr_eq(x, b)) {
+                    let fresh = Buffer::on(BufferObj::device(&**b), BufferObj::dtype(&**b), BufferObj::size(&**b));
+                    swap.push((b.clone(), fresh));
+                }
+            }
+        }
+        let map = |b: &Arc<Buffer>| {
+            swap.iter().find(|(x, _)| Arc::ptr_eq(x, b)).map(|(_, y)| y.clone()).unwrap_or_else(|| b.clone())
+        };
+        for s in &cap.steps {
+            let b: Vec<Arc<Buffer>> = s.bufs.iter().map(map).collect();
+            s.step.run(&b, &s.device)?;
+            // An enclosing capture records the replayed kernels.
+            capture::record(Recorded { step: s.step.clone(), bufs: b, device: s.device.clone(), assign: s.assign });
+        }
+        Ok(cap
+            .outputs
+            .iter()
+            .map(|(src, shape)| {
+                let b = match src {
+                    OutputSource::Input(k) => bufs[*k].clone(),
+                    OutputSource::Fresh(b) | OutputSource::State(b) => map(b),
+                };
+                Tensor::from_uop(buffer_view(b, shape))
+            })
+            .collect())
+    }
+}
