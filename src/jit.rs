@@ -52,6 +52,8 @@ enum OutputSource {
 
 struct Captured {
     steps: Vec<Recorded>,
+    /// Index bounds the function checks (run again after every replay).
+    checks: Vec<capture::Check>,
     inputs: Vec<InputSpec>,
     /// The input buffers of the captured call, replaced by the new ones on replay.
     input_bufs: Vec<Arc<Buffer>>,
@@ -148,7 +150,7 @@ impl TinyJit {
             (1, _) => self.run_plain(inputs),
             (_, None) => {
                 let result = self.capture(inputs, &bufs);
-                let (steps, outputs, outs) = match result {
+                let (steps, checks, outputs, outs) = match result {
                     Ok(r) => r,
                     Err(e) => {
                         // Nothing captured: the next call tries again.
@@ -160,7 +162,7 @@ impl TinyJit {
                 if crate::helpers::debug_level() >= 1 {
                     eprintln!("TinyJit: captured {} steps", steps.len());
                 }
-                self.captured = Some(Captured { steps, inputs: specs, input_bufs: bufs, outputs, roles });
+                self.captured = Some(Captured { steps, checks, inputs: specs, input_bufs: bufs, outputs, roles });
                 Ok(outs)
             }
             (_, Some(_)) if !self.verified => self.verify(inputs, specs, bufs),
@@ -182,7 +184,7 @@ impl TinyJit {
         &mut self,
         inputs: &[&Tensor],
         bufs: &[Arc<Buffer>],
-    ) -> Result<(Vec<Recorded>, Vec<(OutputSource, Vec<usize>)>, Vec<Tensor>)> {
+    ) -> Result<(Vec<Recorded>, Vec<capture::Check>, Vec<(OutputSource, Vec<usize>)>, Vec<Tensor>)> {
         for (i, a) in bufs.iter().enumerate() {
             if bufs[..i].iter().any(|b| Arc::ptr_eq(a, b)) {
                 return Err(Error::Jit("TinyJit: the same buffer is passed as two inputs".into()));
@@ -221,7 +223,7 @@ impl TinyJit {
                 Ok((source, t.shape()))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok((captured.steps, outputs, outs))
+        Ok((captured.steps, captured.checks, outputs, outs))
     }
 
     /// Call 3: runs and records again; the kernels and the roles of their buffers must match
@@ -231,7 +233,7 @@ impl TinyJit {
         if specs != cap.inputs {
             return Err(self.mismatch(&specs));
         }
-        let (steps, _, outs) = self.capture(inputs, &bufs)?;
+        let (steps, _, _, outs) = self.capture(inputs, &bufs)?;
         let cap = self.captured.as_ref().expect("verify after a capture");
         let same_kernels = steps.len() == cap.steps.len()
             && steps.iter().zip(&cap.steps).all(|(a, b)| match (&a.step, &b.step) {
@@ -286,6 +288,11 @@ impl TinyJit {
             s.step.run(&b, &s.device)?;
             // An enclosing capture records the replayed kernels.
             capture::record(Recorded { step: s.step.clone(), bufs: b, device: s.device.clone(), assign: s.assign });
+        }
+        for c in &cap.checks {
+            let buf = map(&c.buf);
+            crate::tensor::checks::verify(&buf, c.lo, c.hi, &c.what)?;
+            capture::record_check(capture::Check { buf, ..c.clone() });
         }
         Ok(cap
             .outputs

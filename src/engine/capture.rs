@@ -21,10 +21,21 @@ pub struct Recorded {
     pub assign: bool,
 }
 
+/// A check of values a capture computed: the `[min, max]` in `buf` must lie in `lo..hi`
+/// (index bounds; a replay checks them again after running).
+#[derive(Clone)]
+pub struct Check {
+    pub buf: Arc<Buffer>,
+    pub lo: i64,
+    pub hi: i64,
+    pub what: String,
+}
+
 /// What one capture saw.
 #[derive(Default)]
 pub struct Captured {
     pub steps: Vec<Recorded>,
+    pub checks: Vec<Check>,
     /// Tensor data was read while capturing (an error even if the function ignored it: the
     /// value would be frozen into the replays).
     pub read_attempted: bool,
@@ -91,4 +102,9 @@ pub fn record(rec: Recorded) {
             last.steps.push(rec);
         }
     });
+}
+
+/// Records a check in every open capture.
+pub fn record_check(check: Check) {
+    FRAMES.with(|f| f.borrow_mut().iter_mut().for_each(|c| c.checks.push(check.clone())));
 }

@@ -22,8 +22,14 @@ impl Tensor {
         // Equal graphs are one node (hash-consing): two tensors asking for the same new value
         // must still get buffers of their own, or an assign to one would change the other.
         let pending = super::assign::take_pending_assigns();
-        let tensors: Vec<&Tensor> =
-            tensors.iter().copied().chain(pending.iter().filter(|p| !tensors.iter().any(|t| t.same(p)))).collect();
+        // Index bounds registered by gathers and friends run in the same schedule.
+        let checks = super::checks::take_pending();
+        let tensors: Vec<&Tensor> = tensors
+            .iter()
+            .copied()
+            .chain(pending.iter().filter(|p| !tensors.iter().any(|t| t.same(p))))
+            .chain(checks.iter().map(|c| &c.bounds))
+            .collect();
         let mut uops: Vec<crate::UOp> = Vec::with_capacity(tensors.len());
         for t in &tensors {
             let u = t.uop();
@@ -44,6 +50,11 @@ impl Tensor {
                 super::grad::remember_graph(&view, &old);
             }
             t.set_uop(view);
+        }
+        for c in &checks {
+            let buf = crate::schedule::existing_buffer(&c.bounds.uop()).expect("a realized index check");
+            super::checks::verify(&buf, c.lo, c.hi, &c.what)?;
+            engine::capture::record_check(engine::capture::Check { buf, lo: c.lo, hi: c.hi, what: c.what.clone() });
         }
         Ok(())
     }

@@ -317,6 +317,8 @@ impl Tensor {
         assert!(fits, "gather: index of shape {is:?} is larger than input {xs:?} off dim {dim}");
         let cut: Vec<(usize, usize)> = (0..xs.len()).map(|d| (0, if d == axis { xs[d] } else { is[d] })).collect();
         let x = self.shrink(&cut).unsqueeze(-1).transpose(-1, axis as isize);
+        let n = xs[axis] as i64;
+        super::checks::check_indices(index, 0, n, format!("gather: dim {axis} of input {xs:?}"));
         let hot = one_hot(index, xs[axis]);
         hot.where_(&x, x.zero_scalar()).sum_axis(-1).cast(self.dtype())
     }
@@ -336,6 +338,7 @@ impl Tensor {
         let mut wide = is.clone();
         wide.push(xs[axis]);
         let src = src.unsqueeze(-1).expand(wide).transpose(-1, axis as isize);
+        super::checks::check_indices(index, 0, xs[axis] as i64, format!("{op}: dim {axis} of input {xs:?}"));
         let hot = one_hot(index, xs[axis]).transpose(-1, axis as isize);
         let pads: Vec<(usize, usize)> =
             (0..=xs.len()).map(|d| if d < xs.len() && d != axis { (0, xs[d] - is[d]) } else { (0, 0) }).collect();
@@ -468,6 +471,8 @@ impl Advanced {
         for (j, (a, t)) in tensors.iter().enumerate() {
             let n = view[*a];
             let t = t.to(dev);
+            // Negative indices count from the end, as in PyTorch.
+            super::checks::check_indices(&t, -(n as i64), n as i64, format!("index: axis {a} of shape {view:?}"));
             let t = t.lt(0).where_(&(&t + n as i64), &t).cast(DType::I64).broadcast_to(&b);
             let mut shape: Vec<usize> = b.clone();
             shape.extend(std::iter::repeat_n(1, k));

@@ -173,8 +173,11 @@ fn index_cross_entropy(logp: &Tensor, target: &Tensor, opts: &CrossEntropyOpts, 
         target.shape()
     );
     let t = target.cast(DType::I64);
-    let hit = t.unsqueeze(-1).eq(Tensor::iota(classes, DType::I64, &logp.device()));
     let valid = t.ne(opts.ignore_index);
+    // Targets other than `ignore_index` must be classes.
+    let checked = valid.where_(&t, 0i64);
+    super::checks::check_indices(&checked, 0, classes as i64, format!("{name}: class targets for {classes} classes"));
+    let hit = t.unsqueeze(-1).eq(Tensor::iota(classes, DType::I64, &logp.device()));
     let class_w = opts.weight.as_ref().map(|w| w.cast(logp.dtype()));
     let target_w = match &class_w {
         Some(w) => hit.where_(w, 0.0).sum_axis(-1),

@@ -3,6 +3,7 @@
 
 mod activation;
 mod assign;
+pub(crate) mod checks;
 mod conv;
 mod create;
 mod data;

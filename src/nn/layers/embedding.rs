@@ -8,7 +8,7 @@ pub struct Embedding {
 
 impl Embedding {
     pub fn new(num_embeddings: usize, dim: usize) -> Embedding {
-        let weight = Tensor::randn([num_embeddings, dim]).realize().expect("initializing a parameter").requires_grad();
+        let weight = super::realized_param(Tensor::randn([num_embeddings, dim]));
         Embedding { weight }
     }
     /// Rows of the table for integer indices of any shape: output `(idx.shape..., dim)`.

@@ -16,7 +16,14 @@ use crate::Tensor;
 
 /// `U(-b, b)`, realized, as a trainable parameter.
 pub(crate) fn uniform_param(shape: Vec<usize>, bound: f64) -> Tensor {
-    Tensor::uniform(shape, -bound, bound).realize().expect("initializing a parameter").requires_grad()
+    realized_param(Tensor::uniform(shape, -bound, bound))
+}
+
+/// A parameter with a buffer of its own. If the device cannot run the init kernel (it is not
+/// there, or has no compiler), the parameter stays lazy: the next realize reports that error.
+pub(crate) fn realized_param(t: Tensor) -> Tensor {
+    let _ = t.realize();
+    t.requires_grad()
 }
 
 /// A realized constant tensor (its own buffer).
