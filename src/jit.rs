@@ -283,12 +283,14 @@ impl TinyJit {
         let map = |b: &Arc<Buffer>| {
             swap.iter().find(|(x, _)| Arc::ptr_eq(x, b)).map(|(_, y)| y.clone()).unwrap_or_else(|| b.clone())
         };
+        let lock = crate::engine::realize_lock();
         for s in &cap.steps {
             let b: Vec<Arc<Buffer>> = s.bufs.iter().map(map).collect();
             s.step.run(&b, &s.device)?;
             // An enclosing capture records the replayed kernels.
             capture::record(Recorded { step: s.step.clone(), bufs: b, device: s.device.clone(), assign: s.assign });
         }
+        drop(lock);
         for c in &cap.checks {
             let buf = map(&c.buf);
             crate::tensor::checks::verify(&buf, c.lo, c.hi, &c.what)?;

@@ -2,6 +2,8 @@
 //! the same realize see the old values.
 
 use ferrograd::Tensor;
+mod common;
+use common::for_each_device;
 
 #[test]
 fn assign_updates_the_buffer_in_place() {
@@ -36,4 +38,50 @@ fn assign_to_an_unrealized_tensor_replaces_it() {
     let x = Tensor::zeros([2]);
     x.assign(Tensor::ones([2]) * 3.0);
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![3.0, 3.0]);
+}
+
+// ---------------------------------------------------------------- assigning through views
+
+#[test]
+fn assigning_to_a_slice_writes_into_the_tensor() {
+    // `x.shrink(..).assign(..)` used to change only the slice handle.
+    for_each_device(|dev| {
+        let x = Tensor::from_vec((0..12).map(|i| i as f32).collect::<Vec<_>>(), [3, 4]).realize().unwrap();
+        let row = x.shrink(&[(1, 2), (0, 4)]);
+        row.assign(Tensor::full([1, 4], -1.0));
+        let want: Vec<f32> = (0..12).map(|i| if (4..8).contains(&i) { -1.0 } else { i as f32 }).collect();
+        assert_eq!(x.to_vec::<f32>().unwrap(), want, "the base sees the write on {dev}");
+        assert_eq!(row.to_vec::<f32>().unwrap(), vec![-1.0; 4], "the slice too on {dev}");
+    });
+}
+
+#[test]
+fn assigning_through_transposes_flips_and_reshapes() {
+    for_each_device(|dev| {
+        let x = Tensor::zeros([2, 3]).contiguous().realize().unwrap();
+        // A column of the transpose, flipped: x[0, 2], x[1, 2] get 5, 7 in reverse order.
+        let view = x.t().shrink(&[(2, 3), (0, 2)]).flip(1);
+        view.assign(Tensor::from_vec(vec![7.0f32, 5.0], [1, 2]));
+        assert_eq!(x.to_vec::<f32>().unwrap(), vec![0.0, 0.0, 5.0, 0.0, 0.0, 7.0], "on {dev}");
+        let flat = x.reshape([6]).shrink(&[(0, 2)]);
+        flat.assign(Tensor::from_vec(vec![1.0f32, 2.0], [2]));
+        assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 5.0, 0.0, 0.0, 7.0], "on {dev}");
+    });
+}
+
+#[test]
+fn two_slice_assigns_before_a_realize_both_land() {
+    for_each_device(|dev| {
+        let x = Tensor::zeros([4]).contiguous().realize().unwrap();
+        x.shrink(&[(0, 1)]).assign(Tensor::full([1], 3.0));
+        x.shrink(&[(3, 4)]).assign(Tensor::full([1], 4.0));
+        assert_eq!(x.to_vec::<f32>().unwrap(), vec![3.0, 0.0, 0.0, 4.0], "on {dev}");
+    });
+}
+
+#[test]
+#[should_panic(expected = "cannot write through a EXPAND view")]
+fn assigning_to_a_broadcast_view_panics() {
+    let x = Tensor::zeros([1, 3]).contiguous().realize().unwrap();
+    x.expand([2, 3]).assign(Tensor::ones([2, 3]));
 }

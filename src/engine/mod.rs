@@ -169,8 +169,17 @@ pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Res
     Ok(())
 }
 
+/// Held for a whole realize (schedule, compile, run) and a TinyJit replay: realizes from
+/// several threads run one after another, so an assign is scheduled once (the first realize
+/// records it as done before the next looks) and no two schedules interleave their kernels.
+pub(crate) fn realize_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Realizes `outs`, returning the buffer of each.
 pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
+    let _lock = realize_lock();
     let sched = create_schedule(outs);
     let nkernels = sched.items.iter().filter(|i| i.kind == ItemKind::Kernel).count();
     if debug_level() >= 1 && !sched.items.is_empty() {

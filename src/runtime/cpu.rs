@@ -49,9 +49,13 @@ impl Program for CpuProgram {
             // buffers the scheduler gave it, with one pointer per DEFINE_GLOBAL and one value per
             // DEFINE_VAR, which is what `bufs` and `vals` hold; both outlive this launch (the
             // pool returns only when every core is done). Cores write disjoint parts of the
-            // output (the THREAD axis splits an output axis). `_lib` keeps the code mapped.
+            // output (the THREAD axis splits an output axis). `launch` holds
+            // `host_execution_lock`, so no other kernel or copy touches host memory meanwhile.
+            // `_lib` keeps the code mapped.
             unsafe { func(p.0, v.0, core as i32) };
         };
+        // No other kernel or copy touches host memory meanwhile (see `HostMemory`).
+        let _lock = super::memory::host_execution_lock();
         super::threadpool::ThreadPool::global().run(self.threads, &run_core);
         let _ = &self.name;
         Ok(start.map(|s| s.elapsed().as_secs_f64()).unwrap_or(0.0))
@@ -159,11 +163,11 @@ impl Device for CpuDevice {
         Ok(DeviceMemory { bytes, inner: Box::new(m) })
     }
     fn copy_in(&self, dst: &DeviceMemory, src: &[u8]) -> Result<()> {
-        dst.downcast::<HostMemory>().as_mut_slice().copy_from_slice(src);
+        dst.downcast::<HostMemory>().copy_from(src);
         Ok(())
     }
     fn copy_out(&self, src: &DeviceMemory, dst: &mut [u8]) -> Result<()> {
-        dst.copy_from_slice(src.downcast::<HostMemory>().as_slice());
+        src.downcast::<HostMemory>().copy_to(dst);
         Ok(())
     }
     fn renderer(&self) -> &dyn Renderer {

@@ -55,17 +55,27 @@ fn drop_cache() {
     }
 }
 
-/// An aligned host allocation. Kernels access it through raw pointers; the engine runs the
-/// kernels of a device one after another, so there are no concurrent writers.
+/// Serializes every access to the contents of host memory in the process: kernel launches on
+/// the CPU and INTERP devices and the copies in and out take it, so no two of them touch host
+/// buffers at once, whichever threads they run on.
+pub(crate) fn host_execution_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// An aligned host allocation. Its contents are only read or written under
+/// [`host_execution_lock`]: by kernels (through the raw pointer, during a launch) and by
+/// `copy_from`/`copy_to`.
 pub struct HostMemory {
     ptr: *mut u8,
     bytes: usize,
 }
 
-// SAFETY: HostMemory owns its allocation exclusively (like a Box<[u8]>); all reads and writes
-// go through the engine, which never runs two kernels on the same device at once.
+// SAFETY: HostMemory owns its allocation exclusively (like a Box<[u8]>), and every access to
+// the bytes happens under `host_execution_lock`, so moving it between threads is sound.
 unsafe impl Send for HostMemory {}
-// SAFETY: see Send; shared references only hand out the raw pointer.
+// SAFETY: shared references only hand out the raw pointer (used under the lock by launches)
+// and the copies, which take the lock themselves.
 unsafe impl Sync for HostMemory {}
 
 const ALIGN: usize = 64;
@@ -100,26 +110,30 @@ impl HostMemory {
     pub fn is_empty(&self) -> bool {
         self.bytes == 0
     }
+    /// The start of the allocation, for kernel launches (which hold `host_execution_lock`).
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }
-    /// The bytes, for copying out.
-    pub fn as_slice(&self) -> &[u8] {
+    /// Copies `src` (exactly `len()` bytes) in.
+    pub fn copy_from(&self, src: &[u8]) {
+        assert_eq!(src.len(), self.bytes, "copy into host memory: {} bytes into {}", src.len(), self.bytes);
         if self.bytes == 0 {
-            return &[];
+            return;
         }
-        // SAFETY: ptr is a live allocation of `bytes` bytes, initialized (zeroed at alloc).
-        unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) }
+        let _lock = host_execution_lock();
+        // SAFETY: ptr is a live allocation of `bytes` bytes that `src` (a separate slice) does
+        // not overlap; no kernel or other copy touches it while the lock is held.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr, self.bytes) }
     }
-    /// The bytes, for copying in. `&self` because buffers are shared handles; the engine
-    /// guarantees no kernel runs on this memory meanwhile.
-    #[allow(clippy::mut_from_ref)]
-    pub fn as_mut_slice(&self) -> &mut [u8] {
+    /// Copies the contents out to `dst` (exactly `len()` bytes).
+    pub fn copy_to(&self, dst: &mut [u8]) {
+        assert_eq!(dst.len(), self.bytes, "copy out of host memory: {} bytes into {}", self.bytes, dst.len());
         if self.bytes == 0 {
-            return &mut [];
+            return;
         }
-        // SAFETY: as above; exclusive access is guaranteed by the engine's sequential use.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
+        let _lock = host_execution_lock();
+        // SAFETY: as in `copy_from`; the allocation is initialized (zeroed when made).
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr, dst.as_mut_ptr(), self.bytes) }
     }
 }
 

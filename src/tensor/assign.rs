@@ -11,6 +11,9 @@ thread_local! {
     /// statistics update with the training step that computed them). Per thread, so one
     /// thread's realize never runs another's half-built update.
     static PENDING: RefCell<Vec<Weak<RwLock<TensorInner>>>> = const { RefCell::new(Vec::new()) };
+    /// Assigns made through views (`x.shrink(..).assign(..)`): held strongly, since the view
+    /// handle is often a temporary while the tensor it writes into lives on.
+    static PENDING_THROUGH_VIEWS: RefCell<Vec<UOp>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A new ASSIGN node. Each gets a unique id: an assign is an event, and two assigns of equal
@@ -22,12 +25,19 @@ pub(crate) fn assign_node(target: UOp, value: UOp) -> UOp {
     UOp::new(Ops::ASSIGN, target.dtype(), vec![target, value], Arg::Int(id))
 }
 
+/// A tensor handle on an assign node (not `from_uop`, which would detach it inside `no_grad`).
+fn handle(uop: UOp) -> Tensor {
+    Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None })) }
+}
+
 /// Takes the tensors whose assigns are still pending on this thread.
 pub(crate) fn take_pending_assigns() -> Vec<Tensor> {
     let list = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    let through_views = PENDING_THROUGH_VIEWS.with(|p| std::mem::take(&mut *p.borrow_mut()));
     list.into_iter()
         .filter_map(|w| w.upgrade())
         .map(|inner| Tensor { inner })
+        .chain(through_views.into_iter().map(handle))
         .filter(|t| t.uop().op() == Ops::ASSIGN && existing_buffer(&t.uop()).is_none())
         .collect()
 }
@@ -48,13 +58,25 @@ impl Tensor {
             Ops::ASSIGN => target.src()[0].clone(),
             _ => target.clone(),
         };
-        if existing_buffer(&target_view).is_none() {
+        if existing_buffer(&target_view).is_some() {
+            self.set_uop(assign_node(target_view, v.uop()));
+        } else if let Some((base, chain)) = view_of_realized(&target) {
+            // A view (slice, transpose, reshape) of a realized tensor: write through to it, now
+            // (one kernel), so every later read of that tensor sees the new values — there is no
+            // handle here to point it at the assign, as a plain assign does.
+            let node = write_through(&base, &chain, &v);
+            self.set_uop(replay_chain(&node, &chain));
+            if Tensor::realize_all(&[&handle(node.clone())]).is_err() {
+                // The device cannot run it now; the next realize on this thread tries again
+                // (and reports the error).
+                PENDING_THROUGH_VIEWS.with(|p| p.borrow_mut().push(node));
+            }
+            return self.clone();
+        } else {
             // Not backed by memory yet: the tensor simply stands for the new value.
             self.set_uop(v.uop());
             return self.clone();
         }
-        let node = assign_node(target_view, v.uop());
-        self.set_uop(node);
         PENDING.with(|p| {
             let mut pending = p.borrow_mut();
             if !pending.iter().any(|w| w.as_ptr() == Arc::as_ptr(&self.inner)) {
@@ -63,4 +85,73 @@ impl Tensor {
         });
         self.clone()
     }
+}
+
+/// Whether `n` is (or is an assign into) memory: the node a view chain stops at.
+fn is_backed(n: &UOp) -> bool {
+    existing_buffer(n).is_some() || (n.op() == Ops::ASSIGN && existing_buffer(&n.src()[0]).is_some())
+}
+
+/// For a chain of movement ops over a realized tensor: that tensor and the ops, outermost first.
+fn view_of_realized(top: &UOp) -> Option<(UOp, Vec<UOp>)> {
+    let mut chain = Vec::new();
+    let mut n = top.clone();
+    while !is_backed(&n) {
+        if !matches!(n.op(), Ops::RESHAPE | Ops::PERMUTE | Ops::SHRINK | Ops::FLIP | Ops::PAD | Ops::EXPAND) {
+            return None;
+        }
+        chain.push(n.clone());
+        n = n.src()[0].clone();
+    }
+    (!chain.is_empty()).then_some((n, chain))
+}
+
+/// Assigns `value` (shaped like the top of `chain`) into the elements of `base` that the view
+/// reads: the value and a mask of the written elements are carried back through each movement
+/// op, then `where(mask, value, base)` is assigned to the base's memory. Returns the assign.
+fn write_through(base: &UOp, chain: &[UOp], value: &Tensor) -> UOp {
+    let mut v = value.clone();
+    let mut m = Tensor::full_on(value.shape(), crate::ConstValue::Bool(true), crate::DType::BOOL, &value.device());
+    for n in chain {
+        let below = n.src()[0].shape().to_vec();
+        let (nv, nm) = match (n.op(), n.arg()) {
+            (Ops::RESHAPE, _) => (v.reshape(below.clone()), m.reshape(below)),
+            (Ops::PERMUTE, Arg::Axes(order)) => {
+                let mut inv = vec![0isize; order.len()];
+                for (i, &o) in order.iter().enumerate() {
+                    inv[o] = i as isize;
+                }
+                (v.permute(inv.clone()), m.permute(inv))
+            }
+            (Ops::FLIP, Arg::Axes(axes)) => {
+                let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+                (v.flip(axes.clone()), m.flip(axes))
+            }
+            (Ops::SHRINK, Arg::Pairs(p)) => {
+                let pads: Vec<(usize, usize)> = p.iter().zip(&below).map(|(&(a, b), &d)| (a, d - b)).collect();
+                (v.pad(&pads), m.pad(&pads))
+            }
+            (Ops::PAD, Arg::Pairs(p)) => {
+                // Writes into the padding have nowhere to go.
+                let keep: Vec<(usize, usize)> = p.iter().zip(&below).map(|(&(b, _), &d)| (b, b + d)).collect();
+                (v.shrink(&keep), m.shrink(&keep))
+            }
+            (op, _) => panic!(
+                "assign: cannot write through a {op:?} view (shape {:?} of a tensor of shape {:?}): several \
+                 elements of the view are one element of the tensor",
+                n.shape(),
+                below
+            ),
+        };
+        v = nv;
+        m = nm;
+    }
+    let target = if base.op() == Ops::ASSIGN { base.src()[0].clone() } else { base.clone() };
+    let new = m.where_(&v, &Tensor::from_uop(base.clone()));
+    assign_node(target, new.uop())
+}
+
+/// The view `chain` (outermost first) rebuilt on top of `base`.
+fn replay_chain(base: &UOp, chain: &[UOp]) -> UOp {
+    chain.iter().rev().fold(base.clone(), |below, n| n.with_src(vec![below]))
 }

@@ -202,13 +202,20 @@ impl Tensor {
     // ---------------------------------------------------------------- bitwise
 
     pub fn bitand(&self, o: impl Operand) -> Tensor {
-        self.binary(Ops::AND, o, "bitwise_and")
+        self.bitwise(Ops::AND, o, "bitwise_and")
     }
     pub fn bitor(&self, o: impl Operand) -> Tensor {
-        self.binary(Ops::OR, o, "bitwise_or")
+        self.bitwise(Ops::OR, o, "bitwise_or")
     }
     pub fn bitxor(&self, o: impl Operand) -> Tensor {
-        self.binary(Ops::XOR, o, "bitwise_xor")
+        self.bitwise(Ops::XOR, o, "bitwise_xor")
+    }
+    /// AND/OR/XOR of ints or bools; floats have no bitwise ops (as in PyTorch).
+    fn bitwise(&self, op: Ops, o: impl Operand, name: &str) -> Tensor {
+        let (a, b) = self.broadcast_pair(o, name);
+        let dt = a.dtype();
+        assert!(!dt.is_float(), "{name}: needs integer or bool tensors, got {dt:?} (shape {:?})", a.shape());
+        Tensor::alu_node(op, dt, &[&a, &b])
     }
     /// `self << o` on ints; shifting by the bit width or more (or by a negative amount) gives
     /// 0, as in PyTorch.

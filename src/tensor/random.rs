@@ -4,18 +4,53 @@
 use super::create::default_device;
 use super::{IntoShape, Tensor};
 use crate::uop::{Arg, ConstValue, DType, Ops, UOp};
-use std::cell::Cell;
-use std::sync::Mutex;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// One thread's generator: a Threefry key (seed and stream) and, per device, a one-element
+/// u32 buffer counting the random calls made there. The counter lives on the device and is
+/// advanced by an `assign` in the same schedule as the numbers, so a TinyJit replay draws new
+/// numbers each time.
 struct RngState {
     seed: u64,
-    /// Per device: a one-element u32 buffer counting the random calls made there. It lives on
-    /// the device and is advanced by an `assign` in the same schedule as the numbers, so a
-    /// TinyJit replay draws new numbers each time.
+    /// 0 for a thread that called `manual_seed`; threads that draw without seeding get a stream
+    /// of their own, so no two threads draw the same numbers.
+    stream: u64,
     counters: Vec<(String, Tensor)>,
 }
 
-static RNG: Mutex<RngState> = Mutex::new(RngState { seed: 0, counters: Vec::new() });
+thread_local! {
+    static RNG: RefCell<Option<RngState>> = const { RefCell::new(None) };
+}
+
+/// The seed of threads that have not called `manual_seed` (the last seed set on any thread).
+static DEFAULT_SEED: AtomicU64 = AtomicU64::new(0);
+static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
+/// Whether some thread has drawn numbers: the first such thread gets stream 0, so a program
+/// that never seeds gets the same numbers as one that seeds 0.
+static FIRST_DRAWN: AtomicBool = AtomicBool::new(false);
+
+impl RngState {
+    /// The Threefry key of this thread's stream.
+    fn key(&self) -> (u32, u32) {
+        let mix = self.stream.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let k = self.seed ^ mix;
+        (k as u32, (k >> 32) as u32)
+    }
+}
+
+/// Runs `f` on this thread's generator (made on first use).
+fn with_rng<R>(f: impl FnOnce(&mut RngState) -> R) -> R {
+    RNG.with(|r| {
+        let mut r = r.borrow_mut();
+        let state = r.get_or_insert_with(|| {
+            let stream =
+                if FIRST_DRAWN.swap(true, Ordering::Relaxed) { NEXT_STREAM.fetch_add(1, Ordering::Relaxed) } else { 0 };
+            RngState { seed: DEFAULT_SEED.load(Ordering::Relaxed), stream, counters: Vec::new() }
+        });
+        f(state)
+    })
+}
 
 const ROTATIONS: [u32; 8] = [13, 15, 26, 6, 17, 29, 16, 24];
 
@@ -51,20 +86,20 @@ impl Tensor {
     /// Seeds the generator and restarts its counter; the same seed gives the same numbers on
     /// every device.
     pub fn manual_seed(seed: u64) {
-        let mut s = RNG.lock().unwrap_or_else(|e| e.into_inner());
-        s.seed = seed;
-        s.counters.clear();
+        DEFAULT_SEED.store(seed, Ordering::Relaxed);
+        FIRST_DRAWN.store(true, Ordering::Relaxed);
+        RNG.with(|r| *r.borrow_mut() = Some(RngState { seed, stream: 0, counters: Vec::new() }));
     }
 
-    /// `n` random u32 words: Threefry of `(element index, call number)`. The call number comes
-    /// from the device's counter: each call advances it by one and snapshots it into a buffer
-    /// of its own, right away (two tiny kernels), so a lazy graph holding the snapshot keeps its
-    /// number whatever later calls do, and a TinyJit replay (which re-runs both kernels) draws
-    /// new numbers each time.
+    /// `n` random u32 words: Threefry of `(element index, call number)` under this thread's key.
+    /// The call number comes from the device's counter: each call advances it by one and
+    /// snapshots it into a buffer of its own, right away (two tiny kernels), so a lazy graph
+    /// holding the snapshot keeps its number whatever later calls do, and a TinyJit replay
+    /// (which re-runs both kernels) draws new numbers each time. Generators are per thread: a
+    /// thread that seeds draws the same numbers whatever other threads do.
     pub(crate) fn random_bits(n: usize, device: &str) -> Tensor {
         assert!(n <= u32::MAX as usize, "random: {n} numbers in one call is more than 2^32");
-        let (seed, counter) = {
-            let mut s = RNG.lock().unwrap_or_else(|e| e.into_inner());
+        let ((k0, k1), counter) = with_rng(|s| {
             let pos = s.counters.iter().position(|(d, _)| d == device);
             let counter = match pos {
                 Some(i) => s.counters[i].1.clone(),
@@ -74,8 +109,8 @@ impl Tensor {
                     c
                 }
             };
-            (s.seed, counter)
-        };
+            (s.key(), counter)
+        });
         let view = counter.uop();
         let konst = |v: i64| {
             UOp::new(Ops::CONST, DType::U32, vec![super::create::device_node(device)], Arg::Const(ConstValue::Int(v)))
@@ -96,7 +131,7 @@ impl Tensor {
         };
         let lo = Tensor::iota(n, DType::U32, device);
         let hi = call.reshape([1]).expand([n]);
-        threefry2x32(&lo, &hi, seed as u32, (seed >> 32) as u32)
+        threefry2x32(&lo, &hi, k0, k1)
     }
 
     /// Uniform float32 numbers in `[0, 1)`.

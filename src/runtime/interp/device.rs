@@ -52,7 +52,7 @@ impl Device for InterpDevice {
                 mem.len()
             )));
         }
-        mem.as_mut_slice().copy_from_slice(src);
+        mem.copy_from(src);
         Ok(())
     }
     fn copy_out(&self, src: &DeviceMemory, dst: &mut [u8]) -> Result<()> {
@@ -64,7 +64,7 @@ impl Device for InterpDevice {
                 dst.len()
             )));
         }
-        dst.copy_from_slice(mem.as_slice());
+        mem.copy_to(dst);
         Ok(())
     }
     fn renderer(&self) -> &dyn Renderer {

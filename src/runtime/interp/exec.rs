@@ -128,6 +128,8 @@ impl Program for InterpProgram {
         for (&(slot, conv), &x) in self.vars.iter().zip(vals) {
             v[slot as usize] = conv(x as u64);
         }
+        // No other kernel or copy touches host memory meanwhile (see `HostMemory`).
+        let _lock = crate::runtime::memory::host_execution_lock();
         self.run(&mut v, &views)?;
         Ok(if wait { start.elapsed().as_secs_f64() } else { 0.0 })
     }
@@ -159,9 +161,9 @@ impl View<'_> {
         // the match reads exactly that many bytes; `off + itemsize <= elems * itemsize <=
         // mem.len()` (`offset` checks `i < elems`, `views` sets `elems = mem.len() / itemsize`),
         // so they lie in the live allocation, which `self.mem` borrows for the whole launch (a
-        // non-empty one, since `elems > 0`). `read_unaligned` needs no alignment. The engine
-        // runs one kernel at a time on this memory and the interpreter creates no references
-        // to it, so nothing else accesses these bytes meanwhile.
+        // non-empty one, since `elems > 0`). `read_unaligned` needs no alignment. `launch` holds
+        // `host_execution_lock`, so no other kernel or copy accesses host memory meanwhile, and
+        // the interpreter creates no references to it.
         unsafe {
             let p = self.mem.as_ptr().add(off);
             Some(match self.itemsize {

@@ -539,5 +539,7 @@ fn million_iteration_loop_sums_like_rust() {
     let secs = p.launch(&[&mem], &[], true).unwrap();
     eprintln!("1M iterations x 5 instructions in {secs:.4}s ({:.1} M inst/s)", 5.0 * 1.048576 / secs);
     let want = (0..1 << 20).fold(0.0f32, |s, i| s + i as f32);
-    assert_eq!(f32s(mem.downcast::<HostMemory>().as_slice()), vec![want]);
+    let mut out = vec![0u8; mem.downcast::<HostMemory>().len()];
+    mem.downcast::<HostMemory>().copy_to(&mut out);
+    assert_eq!(f32s(&out), vec![want]);
 }
