@@ -147,7 +147,7 @@ fn write_through(base: &UOp, chain: &[UOp], value: &Tensor) -> UOp {
         m = nm;
     }
     let target = if base.op() == Ops::ASSIGN { base.src()[0].clone() } else { base.clone() };
-    let new = m.where_(&v, &Tensor::from_uop(base.clone()));
+    let new = m.where_(&v, Tensor::from_uop(base.clone()));
     assign_node(target, new.uop())
 }
 
