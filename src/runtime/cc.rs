@@ -85,6 +85,12 @@ impl CCompiler {
             "-fno-math-errno",
             "-w",
         ];
+        // Kernels use vector types as wide as the host's registers; without this, clang (and
+        // gcc for some -march) lowers 512-bit vectors as pairs of 256-bit ones.
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") && family != CcFamily::Other {
+            flags.push("-mprefer-vector-width=512");
+        }
         // No loop vectorizer (see the module comment).
         match family {
             CcFamily::Gcc => flags.push("-fno-tree-loop-vectorize"),

@@ -523,6 +523,11 @@ impl CudaDevice {
 }
 
 impl Device for CudaDevice {
+    fn compiler_identity(&self) -> Option<String> {
+        let v = nvrtc_version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_default();
+        Some(format!("NVRTC {v} for {} {}", self.arch, NVRTC_OPTIONS.join(" ")))
+    }
+
     fn name(&self) -> &str {
         &self.name
     }

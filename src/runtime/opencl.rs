@@ -318,6 +318,17 @@ impl ClDevice {
 }
 
 impl Device for ClDevice {
+    fn compiler_identity(&self) -> Option<String> {
+        let d = &self.shared.device;
+        Some(format!(
+            "OpenCL {} ({}, driver {}) {}",
+            d.name().unwrap_or_default(),
+            d.version().unwrap_or_default(),
+            d.driver_version().unwrap_or_default(),
+            self.options
+        ))
+    }
+
     fn name(&self) -> &str {
         &self.shared.name
     }

@@ -88,7 +88,7 @@ fn first_difference(want: &[u8], got: &[u8], dt: DType) -> Option<String> {
     let n = dt.itemsize();
     want.chunks(n).zip(got.chunks(n)).enumerate().find_map(|(i, (w, g))| {
         let same = w == g || (dt == DType::F32 && f32_of(w).is_nan() && f32_of(g).is_nan());
-        (!same).then(|| format!("element {i} is {:?}, the interpreter gives {:?}", value(g, dt), value(w, dt)))
+        (!same).then(|| format!("element {i} is {}, the interpreter gives {}", value(g, dt), value(w, dt)))
     })
 }
 
