@@ -78,3 +78,10 @@ fn bool_tensor_index_points_to_masked_fill() {
     let m = Tensor::zeros([4]).gt(0.0);
     Tensor::zeros([4]).index(&idx![&m]);
 }
+
+#[test]
+#[should_panic(expected = "bitwise_and: needs integer or bool tensors, got float32")]
+fn bitwise_ops_on_floats_panic_naming_the_op_and_dtype() {
+    // Used to reach the C compiler as `float & float`.
+    let _ = Tensor::ones([2]).bitand(Tensor::ones([2]));
+}
