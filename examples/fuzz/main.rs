@@ -192,7 +192,15 @@ fn main() {
                 }
             }
         }
+        let before = done;
         done += count;
+        if done / 1000 != before / 1000 {
+            eprintln!(
+                "fuzz: progress {done}/{} graphs, {mismatches} mismatches, {compile_failures} compile failures, {:.0} s",
+                args.graphs,
+                start.elapsed().as_secs_f64()
+            );
+        }
         if own_cache && done.is_multiple_of(240) {
             let _ = std::fs::remove_dir_all(cache.join("cpu"));
         }
