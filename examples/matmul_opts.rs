@@ -5,7 +5,7 @@
 //! as in DEBUG=3 after the previous opts). `SRC=1` prints the generated C.
 
 use ferrograd::codegen::get_program;
-use ferrograd::codegen::opts::{format_opts, parse_opts, Opt};
+use ferrograd::codegen::opts::{parse_opts, Opt};
 use ferrograd::runtime::{get_device, DeviceMemory};
 use ferrograd::schedule::create_schedule;
 use ferrograd::Tensor;
@@ -22,7 +22,7 @@ fn main() {
     let opts: Option<Vec<Opt>> =
         std::env::var("OPTS").ok().map(|s| parse_opts(&s).unwrap_or_else(|e| panic!("OPTS: {e}")));
     let spec = get_program(&item.ast, dev.renderer(), opts.as_deref());
-    println!("{} {}", spec.name, format_opts(&spec.opts));
+    println!("{} {}", spec.name, spec.opts);
     if std::env::var("SRC").is_ok() {
         println!("{}", spec.src);
     }

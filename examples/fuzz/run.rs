@@ -5,7 +5,7 @@
 use super::graph::{Bin, Dt, Graph, Op, Red, Rng, Un};
 use super::reference::{input_data, E};
 use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, kernel_ranges, Opt, OptKind};
-use ferrograd::codegen::{get_program, prepare, try_program, ProgramSpec};
+use ferrograd::codegen::{heuristic_opts, prepare, try_program, ProgramSpec};
 use ferrograd::runtime::{get_device, Buffer, Device, DeviceMemory};
 use ferrograd::schedule::{create_schedule, ItemKind, ScheduleItem};
 use ferrograd::tensor::ConvOpts;
@@ -58,7 +58,8 @@ pub struct Job {
     pub items: Vec<ScheduleItem>,
     pub specs: Vec<Option<Arc<ProgramSpec>>>,
     pub outputs: Vec<(Arc<Buffer>, Dt)>,
-    pub opts: Vec<Vec<Opt>>,
+    /// Per kernel, its opts in the `OPTS=` syntax.
+    pub opts: Vec<String>,
 }
 
 /// The ferrograd tensor with the input's data on `device`.
@@ -250,20 +251,20 @@ pub fn prepare_job(g: &Graph, device: &str, mode: Mode) -> Result<Job, Failure> 
     for (k, item) in built.items.iter().enumerate() {
         if item.kind != ItemKind::Kernel {
             specs.push(None);
-            all_opts.push(Vec::new());
+            all_opts.push(String::new());
             continue;
         }
         let dev2 = dev.clone();
         let spec = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let r = dev2.renderer();
             match mode {
-                Mode::Default => Ok(get_program(&item.ast, r, None)),
+                Mode::Default => try_program(&item.ast, r, &heuristic_opts(&item.ast, r)),
                 Mode::NoOpt => try_program(&item.ast, r, &[]),
                 Mode::Random(seed) | Mode::Beam(seed) => {
                     let mut rng = Rng::new(seed ^ (k as u64).wrapping_mul(0x9E37));
                     let ast = prepare(&item.ast);
                     let (start, extra) = match mode {
-                        Mode::Beam(_) => (get_program(&item.ast, r, None).opts, 1 + rng.below(2)),
+                        Mode::Beam(_) => (heuristic_opts(&item.ast, r), 1 + rng.below(2)),
                         _ => (Vec::new(), 1 + rng.below(4)),
                     };
                     let mut opts = random_opts(&ast, start, extra, &mut rng, dev2.as_ref());

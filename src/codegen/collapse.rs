@@ -3,6 +3,7 @@
 //! the front end (compare with an arange, then sum); this rule turns them back into a direct,
 //! gated load, so `X[idx]` costs one read per output instead of a pass over all of `X`.
 
+use super::kernel_ops::{and_gate, reduce_over};
 use crate::uop::pattern::{graph_rewrite, rule, PatternMatcher, RewriteMode, UPat};
 use crate::uop::{Arg, ConstValue, FxHashMap, Ops, UOp};
 use std::sync::OnceLock;
@@ -35,11 +36,7 @@ fn gate_loads(n: &UOp, e: &UOp, valid: &UOp) -> UOp {
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
     for x in n.toposort() {
         if x.op() == Ops::INDEX && depends_on(&x.src()[1], e) {
-            let gate = match x.src().get(2) {
-                Some(g) => g.and(valid),
-                None => valid.clone(),
-            };
-            map.insert(x.clone(), x.with_src(vec![x.src()[0].clone(), x.src()[1].clone(), gate]));
+            map.insert(x.clone(), and_gate(&x, valid));
         }
     }
     n.substitute(&map)
@@ -76,12 +73,7 @@ fn collapse(red: &UOp) -> Option<UOp> {
         let picked = gate_loads(&val.substitute(&map), &ei, &valid);
         let out = valid.where_(&picked, &picked.const_like(ConstValue::Int(0)));
         let rest: Vec<UOp> = ranges.iter().filter(|x| *x != r).cloned().collect();
-        if rest.is_empty() {
-            return Some(out);
-        }
-        let mut src = vec![out];
-        src.extend(rest);
-        return Some(red.with_src(src));
+        return Some(reduce_over(red, out, &rest));
     }
     None
 }

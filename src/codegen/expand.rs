@@ -8,7 +8,7 @@ use crate::uop::{Arg, AxisType, FxHashMap, Ops, UOp};
 
 /// Folds the next unrolled value into the ones before it (products into an FMA chain).
 fn combine(op: Ops, a: UOp, b: UOp) -> UOp {
-    UOp::accumulate(op, &a, &b, false)
+    super::kernel_ops::accumulate(op, &a, &b, false)
 }
 
 /// Replaces range `r` by the constant `i` everywhere under `node`.
@@ -38,14 +38,7 @@ fn expand_unrolls(ast: &UOp) -> UOp {
         let first = it.next().expect("an unrolled range has at least one value");
         let folded = it.fold(first, |acc, v| combine(*op, acc, v));
         let rest: Vec<UOp> = n.src()[1..].iter().filter(|r| !unrolled.contains(r)).cloned().collect();
-        let new = if rest.is_empty() {
-            folded
-        } else {
-            let mut src = vec![folded];
-            src.extend(rest);
-            n.with_src(src)
-        };
-        map.insert(n, new);
+        map.insert(n.clone(), super::kernel_ops::reduce_over(&n, folded, &rest));
     }
     if map.is_empty() {
         ast.clone()

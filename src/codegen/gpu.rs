@@ -11,6 +11,7 @@
 //! Every range is recovered from its linear index by division and modulo, which the symbolic
 //! simplifier folds where shapes allow.
 
+use super::kernel_ops::{and_gate, reduce_over};
 use super::opts::kernel_ranges;
 use crate::renderer::Target;
 use crate::uop::{Arg, AxisType, DType, FxHashMap, Ops, SpecialKind, UOp};
@@ -125,7 +126,7 @@ fn finish_group_reduces(ast: &UOp, groups: &[UOp], locals: &[UOp], dt: DType) ->
             break;
         };
         let others: Vec<UOp> = red.src()[1..].iter().filter(|r| !groups.contains(r)).cloned().collect();
-        let partial = red.reduce_over(red.src()[0].clone(), &others);
+        let partial = reduce_over(&red, red.src()[0].clone(), &others);
         let buf = UOp::new(Ops::DEFINE_LOCAL, red.dtype().ptr(), vec![local_len.clone()], Arg::Int(k as i64));
         let slot_idx = UOp::new(Ops::INDEX, red.dtype().ptr(), vec![buf.clone(), slot.clone()], Arg::None);
         // Inside a loop (an enclosing reduce), the previous iteration's readers must be done
@@ -207,7 +208,7 @@ fn flat_launch(ast: &UOp, outs: &[UOp], target: &Target) -> (UOp, Launch) {
 fn gate_stores(ast: &UOp, cond: &UOp) -> UOp {
     let mut gates: FxHashMap<UOp, UOp> = FxHashMap::default();
     for st in ast.toposort().into_iter().filter(|n| n.op() == Ops::STORE && n.src()[0].op() == Ops::INDEX) {
-        gates.insert(st.src()[0].clone(), st.src()[0].and_gate(cond));
+        gates.insert(st.src()[0].clone(), and_gate(&st.src()[0], cond));
     }
     ast.substitute(&gates)
 }

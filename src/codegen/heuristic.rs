@@ -6,6 +6,7 @@
 //! - GROUP (devices with work groups): a long reduce into few outputs is split across a work
 //!   group, so a full `sum()` does not run on one work item.
 
+use super::kernel_ops::{pow2_divisor, unit_stride};
 use super::opts::{kernel_ranges, Opt, OptKind};
 use crate::renderer::Target;
 use crate::uop::{AxisType, Ops, Scalar, UOp};
@@ -190,14 +191,11 @@ fn elementwise_vector(ast: &UOp, ranges: &[UOp], outputs: &[UOp], opts: &[Opt], 
     let stored_along = |r: &UOp| {
         ast.toposort()
             .iter()
-            .any(|n| n.op() == Ops::STORE && n.src()[0].op() == Ops::INDEX && n.src()[0].src()[1].unit_stride(r))
+            .any(|n| n.op() == Ops::STORE && n.src()[0].op() == Ops::INDEX && unit_stride(&n.src()[0].src()[1], r))
     };
     let axis = simd_axis(ast, outputs, &size_of, target)
         .or_else(|| outputs.iter().rev().find(|r| stored_along(r)).cloned())?;
-    let mut lanes = 1;
-    while lanes * 2 <= max_lanes && size_of(&axis) % (lanes * 2) == 0 {
-        lanes *= 2;
-    }
+    let lanes = pow2_divisor(size_of(&axis), max_lanes);
     (lanes >= 4).then(|| Opt { kind: OptKind::Upcast, axis: pos(&axis), amount: lanes })
 }
 
@@ -214,12 +212,9 @@ fn simd_axis(ast: &UOp, outputs: &[UOp], size_of: &dyn Fn(&UOp) -> i64, target: 
         .collect();
     let mut best: Option<(i64, UOp)> = None;
     for r in outputs {
-        let mut lanes = 1;
-        while lanes * 2 <= max_lanes && size_of(r) % (lanes * 2) == 0 {
-            lanes *= 2;
-        }
+        let lanes = pow2_divisor(size_of(r), max_lanes);
         let moving: Vec<&UOp> = accesses.iter().filter(|i| i.toposort().contains(r)).collect();
-        let contiguous = moving.iter().filter(|i| i.unit_stride(r)).count() as i64;
+        let contiguous = moving.iter().filter(|i| unit_stride(i, r)).count() as i64;
         // Accesses that move by more than one element along the axis become gathers.
         let gathers = moving.len() as i64 - contiguous;
         let score = (contiguous - gathers) * lanes;
@@ -244,10 +239,7 @@ fn group_opt(ranges: &[UOp], outputs: &[UOp], reduces: &[UOp], target: &Target) 
     let max = target.local_max_total.min(256) as i64;
     let mut best: Option<(i64, usize)> = None;
     for r in reduces {
-        let mut g = 1;
-        while g * 2 <= max && r.range_size() % (g * 2) == 0 {
-            g *= 2;
-        }
+        let g = pow2_divisor(r.range_size(), max);
         if g >= 8 && best.is_none_or(|(b, _)| g >= b) {
             best = Some((g, ranges.iter().position(|x| x == r).expect("range of this kernel")));
         }

@@ -8,8 +8,8 @@ use super::heuristic::hand_coded_optimizations;
 use super::linearize::linearize;
 use super::lower::lower;
 use super::opts::{apply_opts, Opt, OptError};
-use super::program::ProgramSpec;
 use super::vectorize::{vector_axis, vectorize};
+use crate::renderer::ProgramSpec;
 use crate::renderer::Renderer;
 use crate::uop::symbolic::simplify;
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
@@ -107,17 +107,27 @@ fn check_size(ast: &UOp, renderer: &dyn Renderer, opts: &[Opt], spec: &ProgramSp
     })
 }
 
-/// The hand-coded opts, shortened from the end while the program is over the size budget.
-fn heuristic_program(ast: &UOp, renderer: &dyn Renderer) -> ProgramSpec {
+/// The hand-coded opts for `ast` (as `prepare` leaves it), shortened from the end while the
+/// program is over the size budget; and that program.
+fn heuristic_program_and_opts(ast: &UOp, renderer: &dyn Renderer) -> (ProgramSpec, Vec<Opt>) {
     let mut chosen = hand_coded_optimizations(ast, renderer.target());
     loop {
         let spec = build(ast, renderer, &chosen)
             .unwrap_or_else(|e| panic!("{}: the heuristic chose an opt that does not apply: {e}", kernel_name(ast)));
         if chosen.is_empty() || check_size(ast, renderer, &chosen, &spec).is_ok() {
-            return spec;
+            return (spec, chosen);
         }
         chosen.pop();
     }
+}
+
+fn heuristic_program(ast: &UOp, renderer: &dyn Renderer) -> ProgramSpec {
+    heuristic_program_and_opts(ast, renderer).0
+}
+
+/// The opts the heuristic chooses for a kernel (what `get_program(ast, r, None)` applies).
+pub fn heuristic_opts(ast: &UOp, renderer: &dyn Renderer) -> Vec<Opt> {
+    heuristic_program_and_opts(&prepare(ast), renderer).1
 }
 
 /// The pipeline after `prepare`: apply opts → vectors → expand → launch model → lower →
@@ -170,7 +180,7 @@ fn build(ast: &UOp, renderer: &dyn Renderer, chosen: &[Opt]) -> Result<ProgramSp
         vars,
         flops,
         bytes: 0,
-        opts: chosen.to_vec(),
+        opts: crate::codegen::opts::format_opts(chosen),
     })
 }
 

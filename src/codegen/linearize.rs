@@ -213,7 +213,7 @@ impl Linearizer {
             let Arg::Op(op) = red.arg() else { unreachable!() };
             let old = UOp::new(Ops::LOAD, red.dtype(), vec![acc.clone(), rr.clone()], Arg::None);
             let v = self.mapped(&red.src()[0]);
-            let new = UOp::accumulate(*op, &old, &v, reroot);
+            let new = super::kernel_ops::accumulate(*op, &old, &v, reroot);
             self.push(old.clone());
             for n in new.toposort() {
                 if n != old && n != v && !self.map.contains_key(&n) && !self.emitted.contains(&n) {

@@ -5,11 +5,11 @@ pub mod expand;
 pub mod gpu;
 pub mod heuristic;
 pub mod kernel;
+pub mod kernel_ops;
 pub mod linearize;
 pub mod lower;
 pub mod opts;
-pub mod program;
 pub mod vectorize;
 
-pub use kernel::{get_program, prepare, try_program};
-pub use program::ProgramSpec;
+pub use crate::renderer::ProgramSpec;
+pub use kernel::{get_program, heuristic_opts, prepare, try_program};

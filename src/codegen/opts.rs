@@ -7,6 +7,7 @@
 //! inner part, so neighbouring items read neighbouring elements; GROUPTOP the outer part, so
 //! each item reads one contiguous chunk).
 
+use super::kernel_ops::and_gate;
 use crate::renderer::Target;
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
 
@@ -100,7 +101,7 @@ pub fn pad_to(ast: &UOp, range: &UOp, amount: i64) -> UOp {
     let mut fix: FxHashMap<UOp, UOp> = FxHashMap::default();
     for node in sub.toposort() {
         if node.op() == Ops::INDEX && node.src()[1].toposort().contains(&wide) {
-            fix.insert(node.clone(), node.and_gate(&valid));
+            fix.insert(node.clone(), and_gate(&node, &valid));
         }
     }
     // Then the REDUCEs over the range, found again above the gated loads.

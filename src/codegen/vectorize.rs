@@ -10,6 +10,7 @@
 //! casts, transcendental functions, other reductions) is computed lane by lane, which is
 //! always correct and is what the scalar expansion did anyway.
 
+use super::kernel_ops::{pow2_divisor, reduce_over, unit_stride};
 use super::opts::{kernel_ranges, shift_to};
 use crate::renderer::Target;
 use crate::uop::symbolic::simplify;
@@ -78,10 +79,7 @@ pub fn vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     let widest = topo.iter().filter(|n| n.dtype().is_float()).map(|n| n.dtype().itemsize()).max().unwrap_or(4).max(4);
     let max_lanes = (target.simd_bytes / widest) as i64;
     let size = axis.range_size();
-    let mut lanes = 1;
-    while lanes * 2 <= max_lanes && size % (lanes * 2) == 0 {
-        lanes *= 2;
-    }
+    let lanes = pow2_divisor(size, max_lanes);
     if lanes < 4 {
         return None;
     }
@@ -119,7 +117,7 @@ fn reduce_lanes(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
             continue;
         }
         let gate_moves = index.src().get(2).is_some_and(|g| g.toposort().contains(&unroll));
-        if gate_moves || !index.src()[1].unit_stride(&unroll) || !vector_element(l.dtype()) {
+        if gate_moves || !unit_stride(&index.src()[1], &unroll) || !vector_element(l.dtype()) {
             return None;
         }
     }
@@ -128,7 +126,7 @@ fn reduce_lanes(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     let others: Vec<UOp> = red.src()[1..].iter().filter(|r| **r != unroll).cloned().collect();
     let mut swap: FxHashMap<UOp, UOp> = FxHashMap::default();
     swap.insert(unroll.clone(), axis.clone());
-    let partial = red.reduce_over(red.src()[0].substitute(&swap), &others);
+    let partial = reduce_over(red, red.src()[0].substitute(&swap), &others);
     let total = red.with_src(vec![partial, axis.clone()]);
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
     map.insert((*red).clone(), total);
@@ -220,7 +218,9 @@ fn reduce(n: &UOp, srcs: &[Lanes], w: usize) -> Lanes {
     // A REDUCE over the vector axis itself (from `reduce_lanes`): add the lanes up.
     if let [_, axis] = n.src() {
         if axis.op() == Ops::RANGE && axis.range_arg().1 == AxisType::Upcast && !srcs[1].is_same() {
-            return Lanes::Same((1..w).fold(srcs[0].lane(0), |acc, k| UOp::reduce_step(*op, &acc, &srcs[0].lane(k))));
+            return Lanes::Same(
+                (1..w).fold(srcs[0].lane(0), |acc, k| super::kernel_ops::reduce_step(*op, &acc, &srcs[0].lane(k))),
+            );
         }
     }
     let ranges: Vec<UOp> = n.src()[1..].to_vec();
@@ -229,5 +229,5 @@ fn reduce(n: &UOp, srcs: &[Lanes], w: usize) -> Lanes {
         src.extend(ranges);
         return Lanes::Vector(UOp::new(Ops::REDUCE, n.dtype().vec(w as u8), src, n.arg().clone()));
     }
-    Lanes::Each((0..w).map(|k| n.reduce_over(srcs[0].lane(k), &ranges)).collect())
+    Lanes::Each((0..w).map(|k| reduce_over(n, srcs[0].lane(k), &ranges)).collect())
 }

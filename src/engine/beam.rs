@@ -53,7 +53,7 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: 
     let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
     let start = Instant::now();
     // Start from nothing and from the hand-coded choice.
-    let heuristic = crate::codegen::heuristic::hand_coded_optimizations(&prepared, device.renderer().target());
+    let heuristic = crate::codegen::heuristic_opts(ast, device.renderer());
     let seeds = [Vec::new(), heuristic];
     let specs: Vec<Arc<ProgramSpec>> =
         seeds.iter().map(|o| Arc::new(get_program(ast, device.renderer(), Some(o)))).collect();

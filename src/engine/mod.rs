@@ -108,7 +108,7 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
                 if beam > 0 { beam::beam_search(ast, &items[i].bufs, device.as_ref(), beam as usize)? } else { None };
             let spec = get_program(ast, device.renderer(), opts.as_deref());
             if debug_level() >= 3 {
-                eprintln!("{}: opts {}", spec.name, crate::codegen::opts::format_opts(&spec.opts));
+                eprintln!("{}: opts {}", spec.name, spec.opts);
             }
             if debug_level() >= 4 {
                 eprintln!("{}", spec.src);

@@ -1,6 +1,9 @@
 //! Renderers: linear program UOps → source text in a dialect (C, OpenCL C, CUDA C, ...).
 
 pub mod cstyle;
+pub mod program;
+
+pub use program::ProgramSpec;
 
 use crate::uop::UOp;
 

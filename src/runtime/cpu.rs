@@ -6,10 +6,10 @@
 use super::device::{Device, DeviceMemory, Program};
 use super::disk_cache::{is_complete_elf_shared_object, DiskCache};
 use super::memory::HostMemory;
-use crate::codegen::ProgramSpec;
 use crate::error::{Error, Result};
 use crate::helpers::{cache_dir, stable_hash_hex};
 use crate::renderer::cstyle::{c_dialect, CStyleRenderer};
+use crate::renderer::ProgramSpec;
 use crate::renderer::{Renderer, Target};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

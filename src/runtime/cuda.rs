@@ -9,10 +9,10 @@
 //! checks for the library first and a machine without one gets `Error::DeviceUnavailable`.
 
 use super::device::{Device, DeviceMemory, Program};
-use crate::codegen::ProgramSpec;
 use crate::error::{Error, Result};
 use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{cuda_dialect, CStyleRenderer};
+use crate::renderer::ProgramSpec;
 use crate::renderer::{Renderer, Target};
 use crate::uop::Ops;
 use cudarc::driver::{result as drv, sys, CudaContext, CudaFunction};

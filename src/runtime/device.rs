@@ -1,7 +1,7 @@
 //! The backend contract: what a device supplies (memory, a compiler, programs, a renderer).
 
-use crate::codegen::ProgramSpec;
 use crate::error::Result;
+use crate::renderer::ProgramSpec;
 use crate::renderer::Renderer;
 use std::any::Any;
 use std::sync::Arc;

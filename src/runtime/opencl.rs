@@ -9,10 +9,10 @@
 //! (the driver keeps its own on-disk cache; PoCL's is under `POCL_CACHE_DIR`).
 
 use super::device::{Device, DeviceMemory, Program};
-use crate::codegen::ProgramSpec;
 use crate::error::{Error, Result};
 use crate::helpers::{debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{opencl_dialect, CStyleRenderer};
+use crate::renderer::ProgramSpec;
 use crate::renderer::{Renderer, Target};
 use crate::uop::{Arg, DType, Ops, Scalar};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};

@@ -405,67 +405,6 @@ impl UOp {
     pub fn eq_(&self, o: &UOp) -> UOp {
         UOp::alu(Ops::CMPEQ, vec![self.clone(), o.clone()])
     }
-    /// One step of a reduce: `op(acc, x)`. A float MAX propagates NaN from either side, as
-    /// PyTorch's max reductions do (`MAX` alone is `acc < x ? x : acc`, which drops a NaN `x`).
-    pub fn reduce_step(op: Ops, acc: &UOp, x: &UOp) -> UOp {
-        let step = UOp::alu(op, vec![acc.clone(), x.clone()]);
-        if op == Ops::MAX && x.dtype().is_float() {
-            x.ne(x).where_(x, &step)
-        } else {
-            step
-        }
-    }
-
-    /// One accumulate step of a reduce, `reduce_step` except for float sums of products: `acc +
-    /// a*b` becomes one fused MULACC. With `reroot`, an unrolled dot product `MULACC(a1, b1,
-    /// a0*b0)` is re-rooted on the accumulator (`MULACC(a1, b1, MULACC(a0, b0, acc))`): a chain
-    /// of FMAs, the fewest instructions, but a loop-carried dependency through every one of them,
-    /// which only pays when many independent accumulators (a register tile) hide its latency.
-    pub fn accumulate(op: Ops, acc: &UOp, x: &UOp, reroot: bool) -> UOp {
-        if op == Ops::ADD && x.dtype().is_float() {
-            match x.op() {
-                Ops::MUL => {
-                    return UOp::alu(Ops::MULACC, vec![x.src()[0].clone(), x.src()[1].clone(), acc.clone()]);
-                }
-                Ops::MULACC if reroot => {
-                    let below = UOp::accumulate(op, acc, &x.src()[2], true);
-                    return UOp::alu(Ops::MULACC, vec![x.src()[0].clone(), x.src()[1].clone(), below]);
-                }
-                _ => {}
-            }
-        }
-        UOp::reduce_step(op, acc, x)
-    }
-
-    /// This INDEX with `cond` added to its gate (loads give 0 and stores do nothing where it
-    /// is false).
-    pub fn and_gate(&self, cond: &UOp) -> UOp {
-        debug_assert_eq!(self.op(), Ops::INDEX, "and_gate on {:?}", self.op());
-        let gate = match self.src().get(2) {
-            Some(g) => g.and(cond),
-            None => cond.clone(),
-        };
-        self.with_src(vec![self.src()[0].clone(), self.src()[1].clone(), gate])
-    }
-
-    /// This REDUCE's op over `value` and `ranges`; with no ranges left, `value` itself.
-    pub fn reduce_over(&self, value: UOp, ranges: &[UOp]) -> UOp {
-        debug_assert_eq!(self.op(), Ops::REDUCE, "reduce_over on {:?}", self.op());
-        if ranges.is_empty() {
-            return value;
-        }
-        let mut src = vec![value];
-        src.extend(ranges.iter().cloned());
-        self.with_src(src)
-    }
-
-    /// Whether this index moves by exactly one element when range `r` moves by one.
-    pub fn unit_stride(&self, r: &UOp) -> bool {
-        let mut next: FxHashMap<UOp, UOp> = FxHashMap::default();
-        next.insert(r.clone(), r + 1);
-        crate::uop::symbolic::simplify(&(&self.substitute(&next) - self)).as_int() == Some(1)
-    }
-
     /// `MAX(self, o)` (named so it cannot be confused with `Ord::max`).
     pub fn maximum(&self, o: &UOp) -> UOp {
         UOp::alu(Ops::MAX, vec![self.clone(), o.clone()])

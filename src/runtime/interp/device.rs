@@ -2,8 +2,8 @@
 //! and the listing it shows as a kernel's source.
 
 use super::{InterpProgram, DEVICE};
-use crate::codegen::ProgramSpec;
 use crate::error::{Error, Result};
+use crate::renderer::ProgramSpec;
 use crate::renderer::{Renderer, Target};
 use crate::runtime::device::{Device, DeviceMemory, Program};
 use crate::runtime::memory::HostMemory;

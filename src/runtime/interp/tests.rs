@@ -1,8 +1,8 @@
 //! Unit tests of the INTERP device: hand-built linear programs run end to end.
 
 use super::{InterpDevice, InterpProgram, InterpRenderer};
-use crate::codegen::ProgramSpec;
 use crate::error::{Error, Result};
+use crate::renderer::ProgramSpec;
 use crate::renderer::Renderer;
 use crate::runtime::device::{Device, DeviceMemory, Program};
 use crate::runtime::memory::HostMemory;
@@ -71,7 +71,7 @@ fn run(uops: &[UOp], data: &[Vec<u8>], vals: &[i64]) -> Result<Vec<Vec<u8>>> {
         vars: vec![],
         flops: 0,
         bytes: 0,
-        opts: vec![],
+        opts: String::new(),
     };
     let progs = dev.compile(&[Arc::new(spec)])?;
     let refs: Vec<&DeviceMemory> = mems.iter().collect();

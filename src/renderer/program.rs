@@ -1,4 +1,5 @@
-//! `ProgramSpec`: everything a device needs to compile and launch one kernel.
+//! `ProgramSpec`: everything a device needs to compile and launch one kernel — the contract
+//! between code generation (which makes it) and the runtime (which compiles and runs it).
 
 use crate::uop::UOp;
 
@@ -24,6 +25,6 @@ pub struct ProgramSpec {
     pub flops: u64,
     /// Estimated bytes moved per launch (for DEBUG=2 GB/s).
     pub bytes: u64,
-    /// The optimizations applied (DEBUG=3 prints them in the `OPTS=` syntax).
-    pub opts: Vec<super::opts::Opt>,
+    /// The optimizations applied, in the `OPTS=` syntax (`T0:2 U1:16 R2:4`; DEBUG=3 prints them).
+    pub opts: String,
 }

@@ -1,0 +1,75 @@
+//! Small kernel-level rewrites the codegen passes share: the step of a reduce, gating an
+//! access, rebuilding a REDUCE over other ranges, and the unit-stride test.
+
+use crate::uop::{FxHashMap, Ops, UOp};
+
+/// One step of a reduce: `op(acc, x)`. A float MAX propagates NaN from either side, as
+/// PyTorch's max reductions do (`MAX` alone is `acc < x ? x : acc`, which drops a NaN `x`).
+pub fn reduce_step(op: Ops, acc: &UOp, x: &UOp) -> UOp {
+    let step = UOp::alu(op, vec![acc.clone(), x.clone()]);
+    if op == Ops::MAX && x.dtype().is_float() {
+        x.ne(x).where_(x, &step)
+    } else {
+        step
+    }
+}
+
+/// One accumulate step of a reduce, `reduce_step` except for float sums of products: `acc +
+/// a*b` becomes one fused MULACC. With `reroot`, an unrolled dot product `MULACC(a1, b1,
+/// a0*b0)` is re-rooted on the accumulator (`MULACC(a1, b1, MULACC(a0, b0, acc))`): a chain
+/// of FMAs, the fewest instructions, but a loop-carried dependency through every one of them,
+/// which only pays when many independent accumulators (a register tile) hide its latency.
+pub fn accumulate(op: Ops, acc: &UOp, x: &UOp, reroot: bool) -> UOp {
+    if op == Ops::ADD && x.dtype().is_float() {
+        match x.op() {
+            Ops::MUL => {
+                return UOp::alu(Ops::MULACC, vec![x.src()[0].clone(), x.src()[1].clone(), acc.clone()]);
+            }
+            Ops::MULACC if reroot => {
+                let below = accumulate(op, acc, &x.src()[2], true);
+                return UOp::alu(Ops::MULACC, vec![x.src()[0].clone(), x.src()[1].clone(), below]);
+            }
+            _ => {}
+        }
+    }
+    reduce_step(op, acc, x)
+}
+
+/// The INDEX `index` with `cond` added to its gate (loads give 0 and stores do nothing where
+/// it is false).
+pub fn and_gate(index: &UOp, cond: &UOp) -> UOp {
+    debug_assert_eq!(index.op(), Ops::INDEX, "and_gate on {:?}", index.op());
+    let gate = match index.src().get(2) {
+        Some(g) => g.and(cond),
+        None => cond.clone(),
+    };
+    index.with_src(vec![index.src()[0].clone(), index.src()[1].clone(), gate])
+}
+
+/// The REDUCE `red`'s op over `value` and `ranges`; with no ranges left, `value` itself.
+pub fn reduce_over(red: &UOp, value: UOp, ranges: &[UOp]) -> UOp {
+    debug_assert_eq!(red.op(), Ops::REDUCE, "reduce_over on {:?}", red.op());
+    if ranges.is_empty() {
+        return value;
+    }
+    let mut src = vec![value];
+    src.extend(ranges.iter().cloned());
+    red.with_src(src)
+}
+
+/// Whether the address `index` moves by exactly one element when range `r` moves by one.
+pub fn unit_stride(index: &UOp, r: &UOp) -> bool {
+    let mut next: FxHashMap<UOp, UOp> = FxHashMap::default();
+    next.insert(r.clone(), r + 1);
+    crate::uop::symbolic::simplify(&(&index.substitute(&next) - index)).as_int() == Some(1)
+}
+
+/// The largest power of two that divides `n` and is at most `max` (at least 1): how many vector
+/// lanes or work-group items an axis of `n` can be split into.
+pub fn pow2_divisor(n: i64, max: i64) -> i64 {
+    let mut d = 1;
+    while d * 2 <= max && n % (d * 2) == 0 {
+        d *= 2;
+    }
+    d
+}
