@@ -6,7 +6,7 @@
 //! of its kernels. A frame is closed by its guard, also when the captured function panics, so a
 //! panic never leaves the thread capturing.
 
-use super::Step;
+use super::step::Step;
 use crate::runtime::Buffer;
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -2,22 +2,17 @@
 
 pub mod beam;
 pub mod capture;
+pub mod step;
+
+pub use step::{kernels_run, run_kernel, CompiledKernel, Step};
 
 use crate::codegen::{get_program, ProgramSpec};
 use crate::error::Result;
-use crate::helpers::{debug_level, fmt_time};
-use crate::runtime::{get_device, Buffer, DeviceMemory, Program};
+use crate::helpers::debug_level;
+use crate::runtime::{get_device, Buffer};
 use crate::schedule::{create_schedule, ItemKind, ScheduleItem};
 use crate::uop::{FxHashMap, UOp};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// A compiled kernel: its spec (name, source, estimates) and the device program.
-#[derive(Clone)]
-pub struct CompiledKernel {
-    pub spec: Arc<ProgramSpec>,
-    pub program: Arc<dyn Program>,
-}
 
 /// Compiled kernels by (kernel AST, device), least recently used dropped past the capacity:
 /// a process that sees many shapes keeps a bounded number of kernels (and of loaded shared
@@ -65,13 +60,6 @@ fn program_cache() -> &'static Mutex<ProgramCache> {
 pub fn set_program_cache_capacity(n: usize) {
     let mut c = program_cache().lock().unwrap_or_else(|e| e.into_inner());
     c.capacity = n.max(1);
-}
-
-static KERNELS_RUN: AtomicUsize = AtomicUsize::new(0);
-
-/// Total kernels launched by this process (for tests and DEBUG output).
-pub fn kernels_run() -> usize {
-    KERNELS_RUN.load(Ordering::Relaxed)
 }
 
 /// Compiled kernels for the kernel items of a schedule: cache hits, then the misses of each
@@ -126,47 +114,6 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
         }
     }
     Ok(out)
-}
-
-/// One executable step: a kernel launch or a buffer copy.
-#[derive(Clone)]
-pub enum Step {
-    Kernel(CompiledKernel),
-    /// Copies `bufs[1]` into `bufs[0]`.
-    Copy,
-}
-
-impl Step {
-    pub fn run(&self, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
-        match self {
-            Step::Kernel(k) => run_kernel(k, bufs, device),
-            Step::Copy => {
-                let data = bufs[1].to_bytes()?;
-                bufs[0].copy_in(&data)
-            }
-        }
-    }
-}
-
-/// Runs one compiled kernel on its buffers.
-pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
-    let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
-    let debug = debug_level() >= 2;
-    let t = k.program.launch(&mems, &[], debug)?;
-    let n = KERNELS_RUN.fetch_add(1, Ordering::Relaxed) + 1;
-    if debug {
-        let bytes: usize = bufs.iter().map(|b| b.nbytes()).sum();
-        let gflops = k.spec.flops as f64 / t.max(1e-9) / 1e9;
-        let gbs = bytes as f64 / t.max(1e-9) / 1e9;
-        eprintln!(
-            "*** {device:<7} {n:>5} {:<36} arg {:>2} mem {:>7.3} GB tm {} ({gflops:>9.2} GFLOPS {gbs:>8.2} GB/s)",
-            k.spec.name,
-            bufs.len(),
-            bytes as f64 / 1e9,
-            fmt_time(t),
-        );
-    }
-    Ok(())
 }
 
 /// Held for a whole realize (schedule, compile, run) and a TinyJit replay: realizes from

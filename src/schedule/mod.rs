@@ -6,12 +6,16 @@
 //! fuses into the kernel of the materialized node that consumes it.
 
 pub mod rangeify;
+pub mod realized;
 
-use crate::runtime::{buffer_of, Buffer};
+pub use realized::existing_buffer;
+use realized::record_assigned;
+
+use crate::runtime::Buffer;
 use crate::uop::uop::toposort_many;
-use crate::uop::{FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
+use crate::uop::{FxHashMap, FxHashSet, Ops, UOp};
 use rangeify::{index_dtype, Rangeify};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ItemKind {
@@ -36,37 +40,6 @@ pub struct ScheduleItem {
 pub struct Schedule {
     pub items: Vec<ScheduleItem>,
     pub outputs: Vec<Arc<Buffer>>,
-}
-
-/// ASSIGN nodes that have been scheduled, and the buffer holding their result. A graph built
-/// later that still refers to such a node reads the buffer instead of assigning again.
-type AssignedMap = Mutex<FxHashMap<usize, (WeakUOp, Arc<Buffer>)>>;
-fn assigned() -> &'static AssignedMap {
-    static MAP: OnceLock<AssignedMap> = OnceLock::new();
-    MAP.get_or_init(|| Mutex::new(FxHashMap::default()))
-}
-
-fn record_assigned(n: &UOp, b: &Arc<Buffer>) {
-    let mut map = assigned().lock().unwrap_or_else(|e| e.into_inner());
-    map.retain(|_, (w, _)| w.is_alive());
-    map.insert(n.id(), (n.downgrade(), b.clone()));
-}
-
-/// The buffer a node already is: a BUFFER, a whole-buffer reshape of one, or an ASSIGN that has
-/// already been scheduled.
-pub fn existing_buffer(n: &UOp) -> Option<Arc<Buffer>> {
-    match n.op() {
-        Ops::BUFFER => Some(buffer_of(n.buffer()?)),
-        Ops::ASSIGN => {
-            let map = assigned().lock().unwrap_or_else(|e| e.into_inner());
-            map.get(&n.id()).filter(|(w, _)| w.upgrade().as_ref() == Some(n)).map(|(_, b)| b.clone())
-        }
-        Ops::RESHAPE | Ops::CONTIGUOUS | Ops::DETACH => {
-            let b = existing_buffer(&n.src()[0])?;
-            (crate::uop::BufferObj::size(&*b) == n.numel()).then_some(b)
-        }
-        _ => None,
-    }
 }
 
 fn is_expanding(n: &UOp) -> bool {

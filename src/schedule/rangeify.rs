@@ -180,7 +180,7 @@ impl<'a> Rangeify<'a> {
             }
             Ops::ASSIGN => {
                 // An assign scheduled by an earlier realize: its value is in the target buffer.
-                let b = super::existing_buffer(n).expect("rangeify: ASSIGN not scheduled");
+                let b = super::realized::existing_buffer(n).expect("rangeify: ASSIGN not scheduled");
                 if !self.reads.contains(n) {
                     self.reads.push(n.clone());
                 }

@@ -458,3 +458,10 @@ impl<'a> Decoder<'a> {
         })
     }
 }
+
+impl InterpProgram {
+    /// Decodes a linear program (see the `interp` module docs).
+    pub fn new(name: &str, uops: &[UOp]) -> Result<InterpProgram> {
+        decode(name, uops)
+    }
+}

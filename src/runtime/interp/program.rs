@@ -1,9 +1,6 @@
 //! The decoded form of a kernel: instructions on slots of a flat register file.
 
 use super::alu::{BinFn, TerFn, UnFn};
-use super::compile;
-use crate::error::Result;
-use crate::uop::UOp;
 
 /// One scalar memory access: element `v[idx] + add` of buffer argument `buf`, skipped when
 /// the gate slot holds 0. Vector accesses are decoded into one of these per lane.
@@ -104,11 +101,6 @@ pub struct InterpProgram {
 }
 
 impl InterpProgram {
-    /// Decodes a linear program (see the `interp` module docs and `compile`).
-    pub fn new(name: &str, uops: &[UOp]) -> Result<InterpProgram> {
-        compile::decode(name, uops)
-    }
-
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -1,0 +1,64 @@
+//! One executable step of a schedule — a kernel launch or a copy — and running it.
+
+use crate::error::Result;
+use crate::helpers::{debug_level, fmt_time};
+use crate::renderer::ProgramSpec;
+use crate::runtime::{Buffer, DeviceMemory, Program};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// A compiled kernel: its spec (name, source, estimates) and the device program.
+#[derive(Clone)]
+pub struct CompiledKernel {
+    pub spec: Arc<ProgramSpec>,
+    pub program: Arc<dyn Program>,
+}
+
+static KERNELS_RUN: AtomicUsize = AtomicUsize::new(0);
+
+/// Total kernels launched by this process (for tests and DEBUG output).
+pub fn kernels_run() -> usize {
+    KERNELS_RUN.load(Ordering::Relaxed)
+}
+
+/// One executable step: a kernel launch or a buffer copy.
+#[derive(Clone)]
+pub enum Step {
+    Kernel(CompiledKernel),
+    /// Copies `bufs[1]` into `bufs[0]`.
+    Copy,
+}
+
+impl Step {
+    pub fn run(&self, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
+        match self {
+            Step::Kernel(k) => run_kernel(k, bufs, device),
+            Step::Copy => {
+                let data = bufs[1].to_bytes()?;
+                bufs[0].copy_in(&data)
+            }
+        }
+    }
+}
+
+/// Runs one compiled kernel on its buffers.
+pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
+    let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
+    let debug = debug_level() >= 2;
+    let t = k.program.launch(&mems, &[], debug)?;
+    let n = KERNELS_RUN.fetch_add(1, Ordering::Relaxed) + 1;
+    if debug {
+        let bytes: usize = bufs.iter().map(|b| b.nbytes()).sum();
+        let gflops = k.spec.flops as f64 / t.max(1e-9) / 1e9;
+        let gbs = bytes as f64 / t.max(1e-9) / 1e9;
+        eprintln!(
+            "*** {device:<7} {n:>5} {:<36} arg {:>2} mem {:>7.3} GB tm {} ({gflops:>9.2} GFLOPS {gbs:>8.2} GB/s)",
+            k.spec.name,
+            bufs.len(),
+            bytes as f64 / 1e9,
+            fmt_time(t),
+        );
+    }
+    Ok(())
+}
+
