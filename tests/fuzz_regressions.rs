@@ -56,6 +56,11 @@ fn cumsum_then_sum_is_exact() {
 
 /// Runs the one kernel of `t` on `dev` with exactly `opts`, returning the first f32 of its output.
 fn run_with_opts(t: &Tensor, dev: &str, opts: &str) -> f32 {
+    run_with_opts_all(t, dev, opts)[0]
+}
+
+/// Runs the one kernel of `t` on `dev` with exactly `opts`, returning its f32 output.
+fn run_with_opts_all(t: &Tensor, dev: &str, opts: &str) -> Vec<f32> {
     let d = get_device(dev).unwrap();
     let sched = create_schedule(&[t.uop()]);
     assert_eq!(sched.items.len(), 1, "one kernel");
@@ -64,7 +69,7 @@ fn run_with_opts(t: &Tensor, dev: &str, opts: &str) -> f32 {
     let prog = d.compile(&[spec]).unwrap().remove(0);
     let mems: Vec<&DeviceMemory> = item.bufs.iter().map(|b| b.memory().unwrap()).collect();
     prog.launch(&mems, &[], false).unwrap();
-    f32::from_le_bytes(item.bufs[0].to_bytes().unwrap()[..4].try_into().unwrap())
+    item.bufs[0].to_bytes().unwrap().chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
 #[test]
@@ -168,5 +173,21 @@ fn long_cumsum_elements_depend_only_on_their_prefix() {
             let ok = if acc.is_nan() { got[i].is_nan() } else { got[i] == acc };
             assert!(ok, "cumsum element {i}: got {}, want {acc} on {dev}", got[i]);
         }
+    });
+}
+
+#[test]
+fn a_loop_bound_used_only_by_an_inner_loop_is_defined_first() {
+    // Upcasting the only output axis left two nested reduce loops at the top level; the inner
+    // loop's bound (a constant nothing else used) was emitted after the outer loop had opened,
+    // and linearizing panicked ("CONST used before emitted").
+    let x = data(28, 6);
+    let rows: Vec<f32> = (5..7).map(|r| x[r * 4..r * 4 + 3].iter().cloned().fold(f32::INFINITY, f32::min)).collect();
+    // pad(1, 0) on rows and (1, 2) on the one column: each output row's max over [0, v, 0, 0].
+    let want = vec![0.0, rows[0].max(0.0), rows[1].max(0.0)];
+    for_each_device(|dev| {
+        let t = Tensor::from_vec(x.clone(), [7, 4]).shrink(&[(5, 7), (0, 3)]).min_keepdim([1]);
+        let t = t.pad(&[(1, 0), (1, 2)]).max_axis([1]);
+        assert_eq!(run_with_opts_all(&t, dev, "U0:3"), want, "upcast max of mins on {dev}");
     });
 }

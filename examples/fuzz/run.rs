@@ -4,7 +4,7 @@
 
 use super::graph::{Bin, Dt, Graph, Op, Red, Rng, Un};
 use super::reference::{input_data, E};
-use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, kernel_ranges, Opt, OptKind};
+use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, format_opts, kernel_ranges, Opt, OptKind};
 use ferrograd::codegen::{heuristic_opts, prepare, try_program, ProgramSpec};
 use ferrograd::runtime::{get_device, Buffer, Device, DeviceMemory};
 use ferrograd::schedule::{create_schedule, ItemKind, ScheduleItem};
@@ -270,7 +270,9 @@ pub fn prepare_job(g: &Graph, device: &str, mode: Mode) -> Result<Job, Failure> 
                     let mut opts = random_opts(&ast, start, extra, &mut rng, dev2.as_ref());
                     // Too large a program is refused (that is the size budget working): drop opts.
                     loop {
-                        match try_program(&item.ast, r, &opts) {
+                        let tried = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| try_program(&item.ast, r, &opts)))
+                            .unwrap_or_else(|p| panic!("opts `{}`: {}", format_opts(&opts), panic_text(p)));
+                        match tried {
                             Ok(s) => return Ok(s),
                             Err(_) if !opts.is_empty() => {
                                 opts.pop();

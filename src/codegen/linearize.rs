@@ -98,7 +98,13 @@ impl Linearizer {
         let mut deps: FxHashMap<Item, Vec<Item>> = FxHashMap::default();
         for kid in &kids {
             let used = self.loop_uses.get(kid).map(Vec::as_slice).unwrap_or(&[]);
-            deps.entry(Item::Loop(kid.clone())).or_default().extend(used.iter().cloned().map(Item::Node));
+            let entry = deps.entry(Item::Loop(kid.clone())).or_default();
+            entry.extend(used.iter().cloned().map(Item::Node));
+            // The loop's bound is read where the loop opens.
+            let end = &kid.src()[0];
+            if end.op() != Ops::RANGE && self.block[end] == b {
+                entry.push(Item::Node(end.clone()));
+            }
         }
         for n in &nodes {
             let mut d: Vec<Item> = n
@@ -371,7 +377,12 @@ fn loop_uses(lin: &Linearizer, topo: &[UOp]) -> FxHashMap<UOp, Vec<UOp>> {
             }
         }
     };
-    for n in topo.iter().filter(|n| n.op() != Ops::RANGE && n.op() != Ops::SINK) {
+    for n in topo.iter().filter(|n| n.op() != Ops::SINK) {
+        if n.op() == Ops::RANGE {
+            // A loop's bound is used in the block that opens it.
+            add(&lin.parent[n], &n.src()[0]);
+            continue;
+        }
         let nb = lin.block[n].clone();
         for s in n.src() {
             add(&nb, s);
