@@ -2,7 +2,7 @@
 //! graphs themselves, so a backward pass is scheduled and fused like any other computation.
 
 use crate::tensor::Tensor;
-use crate::uop::uop::toposort_many;
+use crate::uop::node::toposort_many;
 use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
 use std::sync::{Arc, Mutex, OnceLock};
 

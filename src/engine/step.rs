@@ -61,4 +61,3 @@ pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Res
     }
     Ok(())
 }
-

@@ -12,7 +12,7 @@ pub use realized::existing_buffer;
 use realized::record_assigned;
 
 use crate::runtime::Buffer;
-use crate::uop::uop::toposort_many;
+use crate::uop::node::toposort_many;
 use crate::uop::{FxHashMap, FxHashSet, Ops, UOp};
 use rangeify::{index_dtype, Rangeify};
 use std::sync::Arc;

@@ -35,4 +35,3 @@ pub fn existing_buffer(n: &UOp) -> Option<Arc<Buffer>> {
         _ => None,
     }
 }
-

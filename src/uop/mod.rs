@@ -1,6 +1,7 @@
 //! The IR: one node type for the tensor graph, kernels and programs.
 
 pub mod dtype;
+pub mod node;
 pub mod ops;
 pub mod pattern;
 pub mod print;
@@ -11,5 +12,5 @@ pub mod symbolic;
 pub mod uop;
 
 pub use dtype::{ConstValue, DType, Element, Scalar};
+pub use node::{Arg, BufferHandle, BufferObj, FxHashMap, FxHashSet, SpecialKind, UOp, WeakUOp};
 pub use ops::{AxisType, Ops};
-pub use uop::{Arg, BufferHandle, BufferObj, FxHashMap, FxHashSet, SpecialKind, UOp, WeakUOp};

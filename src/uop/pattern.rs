@@ -18,8 +18,8 @@
 //! next. A rule that returns the node it was given counts as "no change".
 
 use super::dtype::{ConstValue, DType};
+use super::node::{Arg, FxHashMap, FxHashSet, UOp};
 use super::ops::Ops;
-use super::uop::{Arg, FxHashMap, FxHashSet, UOp};
 
 /// Named captures of a successful match. A name used twice in a pattern binds the same node.
 /// Captures borrow the matched graph, so matching allocates nothing per node.

@@ -1,6 +1,6 @@
 //! Text form of a graph: one node per line, sources by number (DEBUG=5 and `{:?}`).
 
-use super::uop::{toposort_many, Arg, FxHashMap, UOp};
+use super::node::{toposort_many, Arg, FxHashMap, UOp};
 use std::fmt::Write;
 
 /// Formats the graph under `root`, one numbered node per line.
@@ -45,5 +45,11 @@ fn format_arg(a: &Arg) -> String {
         Arg::Op(op) => format!("{op:?}"),
         Arg::Range(id, t) => format!("r{id} {t:?}"),
         other => format!("{other:?}"),
+    }
+}
+
+impl std::fmt::Debug for UOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", format_graph(self))
     }
 }

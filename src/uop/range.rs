@@ -11,8 +11,8 @@
 //! otherwise they have none, like non-integer nodes.
 
 use super::dtype::{ConstValue, DType, Scalar};
+use super::node::{Arg, UOp};
 use super::ops::Ops;
-use super::uop::{Arg, UOp};
 
 type Iv = (i128, i128);
 

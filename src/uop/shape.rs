@@ -3,8 +3,8 @@
 //! with a friendlier message), so these panics name the op and shapes plainly.
 
 use super::dtype::DType;
+use super::node::{Arg, UOp};
 use super::ops::Ops;
-use super::uop::{Arg, UOp};
 use std::sync::Arc;
 
 /// The shape of a new node, checked to be addressable: its element count times its item size

@@ -19,9 +19,9 @@
 //! since a rule result such as a fresh constant would have no shape there.
 
 use super::dtype::{round_float, wrap_int, ConstValue, DType, Scalar};
+use super::node::{Arg, UOp};
 use super::ops::Ops;
 use super::pattern::{graph_rewrite, rule, PatternMatcher, RewriteMode, UPat};
-use super::uop::{Arg, UOp};
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
