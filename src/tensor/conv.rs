@@ -238,7 +238,7 @@ fn conv_backward(out: &Tensor, xpad: &Tensor, weight: &Tensor, s: &[usize], d: &
     let (x_weak, w_weak) = (xpad.uop().downgrade(), weight.uop().downgrade());
     let (s, d) = (s.to_vec(), d.to_vec());
     let (padded, k) = (xpad.shape(), weight.shape()[2..].to_vec());
-    crate::gradient::set_custom_gradient(
+    super::grad::set_custom_gradient(
         &out.uop(),
         std::sync::Arc::new(move |grad: &Tensor, needed| {
             let (Some(x_node), Some(w_node)) = (x_weak.upgrade(), w_weak.upgrade()) else {

@@ -1,10 +1,9 @@
-//! Autograd on tensors: `requires_grad`, `backward`, `grad`, `detach`, and the no-grad scope.
+//! Autograd state of tensors: `requires_grad`, `grad`, `detach`, the no-grad scope, the graphs
+//! behind realized values, and custom gradients. `backward` itself is in `gradient/`.
 
-use super::{Tensor, TensorInner};
-use crate::gradient::compute_gradient;
+use super::handle::{Tensor, TensorInner};
 use crate::schedule::existing_buffer;
 use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
-use std::cell::Cell;
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 /// Tensors that asked for gradients (weak: the registry never keeps one alive).
@@ -37,7 +36,7 @@ pub(crate) fn remember_graph(view: &UOp, graph: &UOp) {
 
 /// `root` with every remembered realized value replaced by the graph it came from (except
 /// the targets themselves), so gradients flow through values that were realized early.
-fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
+pub(crate) fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
     let map = sources().lock().unwrap_or_else(|e| e.into_inner());
     if map.is_empty() {
         return root.clone();
@@ -79,27 +78,10 @@ fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
     root
 }
 
-thread_local! {
-    static NO_GRAD: Cell<usize> = const { Cell::new(0) };
-}
-
-/// Runs `f` with gradient tracking off on this thread: tensors computed inside are detached
-/// (an optimizer's update does not become part of the next backward graph).
-pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore;
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            NO_GRAD.with(|c| c.set(c.get() - 1));
-        }
-    }
-    NO_GRAD.with(|c| c.set(c.get() + 1));
-    let _restore = Restore;
-    f()
-}
-
-/// Whether a no-grad scope is active on this thread.
-pub fn is_no_grad() -> bool {
-    NO_GRAD.with(|c| c.get() > 0)
+/// The live tensors that require grad.
+pub(crate) fn tensors_requiring_grad() -> Vec<Tensor> {
+    let reg = GRAD_TENSORS.lock().unwrap_or_else(|e| e.into_inner());
+    reg.iter().filter_map(|w| w.upgrade()).map(|inner| Tensor { inner }).filter(|t| t.is_requires_grad()).collect()
 }
 
 impl Tensor {
@@ -139,48 +121,30 @@ impl Tensor {
         let u = self.uop();
         Tensor::from_uop(UOp::new(Ops::DETACH, u.dtype(), vec![u], Arg::None))
     }
+}
 
-    /// Computes the gradient of this scalar with respect to every tensor that requires grad and
-    /// that it depends on, adding it to their `.grad()`. The gradients are lazy tensors.
-    pub fn backward(&self) {
-        assert_eq!(self.numel(), 1, "backward: needs a scalar (one element), shape is {:?}", self.shape());
-        self.backward_with(&self.ones_like());
-    }
+/// A node's own backward, replacing the primitive rules below it: given the node's gradient
+/// and the nodes that need one, gradients for some of its ancestors. A convolution uses one so
+/// that its input gradient is a transposed convolution (one clean kernel) rather than the
+/// gradient of its sliding-window view (scatter-adds with div/mod index math).
+pub(crate) type CustomGradient = Arc<dyn Fn(&Tensor, &FxHashSet<UOp>) -> Vec<(UOp, Tensor)> + Send + Sync>;
 
-    /// Like `backward` with an explicit gradient for this tensor (same shape).
-    pub fn backward_with(&self, grad: &Tensor) {
-        assert_eq!(
-            grad.shape(),
-            self.shape(),
-            "backward: gradient shape {:?} != tensor shape {:?}",
-            grad.shape(),
-            self.shape()
-        );
-        assert!(!is_no_grad(), "backward: called inside a no_grad scope");
-        let params: Vec<Tensor> = {
-            let reg = GRAD_TENSORS.lock().unwrap_or_else(|e| e.into_inner());
-            reg.iter()
-                .filter_map(|w| w.upgrade())
-                .map(|inner| Tensor { inner })
-                .filter(|t| t.is_requires_grad())
-                .collect()
-        };
-        let mut by_uop: FxHashMap<UOp, Vec<Tensor>> = FxHashMap::default();
-        for p in params {
-            by_uop.entry(p.uop()).or_default().push(p);
-        }
-        let targets: FxHashSet<UOp> = by_uop.keys().cloned().collect();
-        let root = with_sources(&self.uop(), &targets);
-        let grads = compute_gradient(&root, &grad.cast(self.dtype()), &targets);
-        for (u, g) in grads {
-            for t in &by_uop[&u] {
-                let g = g.cast(t.dtype());
-                let acc = match t.grad() {
-                    Some(prev) => prev + g.clone(),
-                    None => g.clone(),
-                };
-                t.set_grad(Some(acc));
-            }
-        }
-    }
+type CustomGradients = Mutex<FxHashMap<usize, (WeakUOp, CustomGradient)>>;
+static CUSTOM_GRADIENTS: OnceLock<CustomGradients> = OnceLock::new();
+
+fn custom_gradients() -> &'static CustomGradients {
+    CUSTOM_GRADIENTS.get_or_init(|| Mutex::new(FxHashMap::default()))
+}
+
+/// Gives `node` its own backward (kept while the node lives).
+pub(crate) fn set_custom_gradient(node: &UOp, f: CustomGradient) {
+    let mut map = custom_gradients().lock().unwrap_or_else(|e| e.into_inner());
+    map.retain(|_, (w, _)| w.is_alive());
+    map.insert(node.id(), (node.downgrade(), f));
+}
+
+pub(crate) fn custom_gradient(node: &UOp) -> Option<CustomGradient> {
+    let map = custom_gradients().lock().unwrap_or_else(|e| e.into_inner());
+    let (w, f) = map.get(&node.id())?;
+    (w.upgrade().as_ref() == Some(node)).then(|| f.clone())
 }

@@ -9,11 +9,13 @@ mod create;
 mod data;
 mod elementwise;
 mod grad;
+mod handle;
 mod indexing;
 mod linalg;
 mod loss;
 mod math;
 mod movement;
+mod no_grad;
 mod pool;
 mod random;
 mod reduce;
@@ -29,70 +31,10 @@ pub use random::{set_training, train};
 
 pub(crate) use create::buffer_view;
 pub use elementwise::Operand;
-pub use grad::{is_no_grad, no_grad};
+pub(crate) use grad::{custom_gradient, tensors_requiring_grad, with_sources};
+pub use handle::{Tensor, TensorInner};
 pub use indexing::Idx;
+pub use no_grad::{is_no_grad, no_grad};
 pub use pool::{InterpMode, IntoSpatial, Padding, PoolOpts};
 pub use shape_args::{IntoAxes, IntoShape};
 pub use shape_ops::PadMode;
-
-use crate::uop::{DType, Ops, UOp};
-use std::sync::{Arc, RwLock};
-
-pub struct TensorInner {
-    pub uop: UOp,
-    pub requires_grad: bool,
-    pub grad: Option<Tensor>,
-}
-
-/// A lazy tensor: a cheap, clonable handle (clones share the same data and gradient).
-#[derive(Clone)]
-pub struct Tensor {
-    inner: Arc<RwLock<TensorInner>>,
-}
-
-impl Tensor {
-    /// A tensor standing for the graph node `uop`.
-    pub fn from_uop(uop: UOp) -> Tensor {
-        assert!(uop.try_shape().is_some(), "Tensor::from_uop: {:?} is not a tensor-level node", uop.op());
-        // Inside a no-grad scope every new tensor is detached from the graph it came from.
-        let uop = if grad::is_no_grad() && uop.op() != Ops::DETACH {
-            UOp::new(Ops::DETACH, uop.dtype(), vec![uop], crate::uop::Arg::None)
-        } else {
-            uop
-        };
-        Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None })) }
-    }
-    pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, TensorInner> {
-        self.inner.read().unwrap_or_else(|e| e.into_inner())
-    }
-    pub(crate) fn write(&self) -> std::sync::RwLockWriteGuard<'_, TensorInner> {
-        self.inner.write().unwrap_or_else(|e| e.into_inner())
-    }
-    /// The graph node this tensor currently stands for.
-    pub fn uop(&self) -> UOp {
-        self.read().uop.clone()
-    }
-    pub(crate) fn set_uop(&self, u: UOp) {
-        self.write().uop = u;
-    }
-    pub fn shape(&self) -> Vec<usize> {
-        self.read().uop.shape().to_vec()
-    }
-    pub fn ndim(&self) -> usize {
-        self.read().uop.shape().len()
-    }
-    pub fn numel(&self) -> usize {
-        self.read().uop.numel()
-    }
-    pub fn dtype(&self) -> DType {
-        self.read().uop.dtype()
-    }
-    /// Name of the device the tensor lives on.
-    pub fn device(&self) -> String {
-        self.read().uop.device().unwrap_or("?").to_string()
-    }
-    /// Whether two handles share the same tensor.
-    pub fn same(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
-    }
-}

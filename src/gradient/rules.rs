@@ -1,10 +1,9 @@
-//! Reverse-mode autodiff on the tensor graph: one rule per primitive op. Gradients are lazy
-//! graphs themselves, so a backward pass is scheduled and fused like any other computation.
+//! The backward rule of each primitive op, and the reverse sweep over a graph that applies
+//! them (or a node's custom gradient).
 
-use crate::tensor::Tensor;
+use crate::tensor::{custom_gradient, Tensor};
 use crate::uop::node::toposort_many;
-use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
-use std::sync::{Arc, Mutex, OnceLock};
+use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp};
 
 /// Gradients of the sources of `node` given the gradient `g` of `node` (same shape). `None`
 /// for sources that get no gradient (conditions, integer indices, detached values).
@@ -113,32 +112,6 @@ fn prod_of_others(x: &Tensor, axes: &[usize]) -> Tensor {
     }
     let moved_shape: Vec<usize> = order.iter().map(|&a| shape[a]).collect();
     others.cast(x.dtype()).reshape(moved_shape).permute(inv)
-}
-
-/// A node's own backward, replacing the primitive rules below it: given the node's gradient
-/// and the nodes that need one, gradients for some of its ancestors. A convolution uses one so
-/// that its input gradient is a transposed convolution (one clean kernel) rather than the
-/// gradient of its sliding-window view (scatter-adds with div/mod index math).
-pub(crate) type CustomGradient = Arc<dyn Fn(&Tensor, &FxHashSet<UOp>) -> Vec<(UOp, Tensor)> + Send + Sync>;
-
-type CustomGradients = Mutex<FxHashMap<usize, (WeakUOp, CustomGradient)>>;
-static CUSTOM_GRADIENTS: OnceLock<CustomGradients> = OnceLock::new();
-
-fn custom_gradients() -> &'static CustomGradients {
-    CUSTOM_GRADIENTS.get_or_init(|| Mutex::new(FxHashMap::default()))
-}
-
-/// Gives `node` its own backward (kept while the node lives).
-pub(crate) fn set_custom_gradient(node: &UOp, f: CustomGradient) {
-    let mut map = custom_gradients().lock().unwrap_or_else(|e| e.into_inner());
-    map.retain(|_, (w, _)| w.is_alive());
-    map.insert(node.id(), (node.downgrade(), f));
-}
-
-fn custom_gradient(node: &UOp) -> Option<CustomGradient> {
-    let map = custom_gradients().lock().unwrap_or_else(|e| e.into_inner());
-    let (w, f) = map.get(&node.id())?;
-    (w.upgrade().as_ref() == Some(node)).then(|| f.clone())
 }
 
 /// Gradients of `root` with respect to each node in `targets`, given `root`'s gradient.

@@ -1,0 +1,65 @@
+//! The `Tensor` handle: a lazy tensor is a shared, lockable pointer to the graph node it stands
+//! for (and its autograd state). Every op lives in the sibling files.
+
+use super::no_grad::is_no_grad;
+use crate::uop::{DType, Ops, UOp};
+use std::sync::{Arc, RwLock};
+
+pub struct TensorInner {
+    pub uop: UOp,
+    pub requires_grad: bool,
+    pub grad: Option<Tensor>,
+}
+
+/// A lazy tensor: a cheap, clonable handle (clones share the same data and gradient).
+#[derive(Clone)]
+pub struct Tensor {
+    pub(super) inner: Arc<RwLock<TensorInner>>,
+}
+
+impl Tensor {
+    /// A tensor standing for the graph node `uop`.
+    pub fn from_uop(uop: UOp) -> Tensor {
+        assert!(uop.try_shape().is_some(), "Tensor::from_uop: {:?} is not a tensor-level node", uop.op());
+        // Inside a no-grad scope every new tensor is detached from the graph it came from.
+        let uop = if is_no_grad() && uop.op() != Ops::DETACH {
+            UOp::new(Ops::DETACH, uop.dtype(), vec![uop], crate::uop::Arg::None)
+        } else {
+            uop
+        };
+        Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None })) }
+    }
+    pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, TensorInner> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+    pub(crate) fn write(&self) -> std::sync::RwLockWriteGuard<'_, TensorInner> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
+    }
+    /// The graph node this tensor currently stands for.
+    pub fn uop(&self) -> UOp {
+        self.read().uop.clone()
+    }
+    pub(crate) fn set_uop(&self, u: UOp) {
+        self.write().uop = u;
+    }
+    pub fn shape(&self) -> Vec<usize> {
+        self.read().uop.shape().to_vec()
+    }
+    pub fn ndim(&self) -> usize {
+        self.read().uop.shape().len()
+    }
+    pub fn numel(&self) -> usize {
+        self.read().uop.numel()
+    }
+    pub fn dtype(&self) -> DType {
+        self.read().uop.dtype()
+    }
+    /// Name of the device the tensor lives on.
+    pub fn device(&self) -> String {
+        self.read().uop.device().unwrap_or("?").to_string()
+    }
+    /// Whether two handles share the same tensor.
+    pub fn same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
