@@ -13,7 +13,7 @@ impl Device {
         let d = get_device(&canonical_name(name))?;
         Ok(Device(d.name().to_string()))
     }
-    /// `DEV` if set, else the first device that opens (see `runtime::registry::DEVICE_ORDER`).
+    /// `DEV` if set, else the first device that opens (see `runtime::registry::DEVICES`).
     pub fn try_default() -> Result<Device> {
         default_device_name().map(Device)
     }

@@ -6,7 +6,7 @@
 use ferrograd::codegen::get_program;
 use ferrograd::nn::LayerNorm;
 use ferrograd::runtime::cpu::CpuDevice;
-use ferrograd::runtime::Device;
+use ferrograd::runtime::Backend;
 use ferrograd::schedule::create_schedule;
 use ferrograd::tensor::with_default_device;
 use ferrograd::Tensor;
@@ -55,6 +55,6 @@ fn row_ops_over_4096_columns_render_small_kernels_that_compile_quickly() {
     });
 }
 
-fn get_device_cpu() -> Arc<dyn Device> {
+fn get_device_cpu() -> Arc<dyn Backend> {
     ferrograd::runtime::get_device("CPU").unwrap()
 }

@@ -2,7 +2,7 @@
 
 use ferrograd::codegen::get_program;
 use ferrograd::runtime::cpu::{CCompiler, CpuDevice};
-use ferrograd::runtime::Device as _;
+use ferrograd::runtime::Backend as _;
 use ferrograd::schedule::create_schedule;
 use ferrograd::Tensor;
 use std::process::Command;

@@ -6,7 +6,7 @@
 
 use ferrograd::codegen::get_program;
 use ferrograd::runtime::cpu::CpuDevice;
-use ferrograd::runtime::{Device, DeviceMemory};
+use ferrograd::runtime::{Backend, DeviceMemory};
 use ferrograd::schedule::create_schedule;
 use ferrograd::Tensor;
 use std::path::PathBuf;

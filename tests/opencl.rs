@@ -7,7 +7,7 @@
 use ferrograd::codegen::ProgramSpec;
 use ferrograd::renderer::cstyle::{opencl_dialect, CStyleRenderer};
 use ferrograd::renderer::{Renderer, Target};
-use ferrograd::runtime::{get_device, Device, DeviceMemory};
+use ferrograd::runtime::{get_device, Backend, DeviceMemory};
 use ferrograd::tensor::with_default_device;
 use ferrograd::uop::{Arg, AxisType, SpecialKind};
 use ferrograd::{DType, Element, Error, Ops, Tensor, UOp};
@@ -15,7 +15,7 @@ use half::{bf16, f16};
 use std::sync::Arc;
 
 /// The first OpenCL device, or `None` (with the reason printed) where there is none.
-fn cl() -> Option<Arc<dyn Device>> {
+fn cl() -> Option<Arc<dyn Backend>> {
     match get_device("CL") {
         Ok(d) => Some(d),
         Err(e) => {
@@ -56,7 +56,7 @@ fn program(stores: &[UOp]) -> Vec<UOp> {
     sink.toposort().into_iter().filter(|u| u.op() != Ops::SINK).collect()
 }
 
-fn spec(dev: &dyn Device, name: &str, uops: Vec<UOp>, global: usize, local: Option<usize>) -> Arc<ProgramSpec> {
+fn spec(dev: &dyn Backend, name: &str, uops: Vec<UOp>, global: usize, local: Option<usize>) -> Arc<ProgramSpec> {
     let src = dev.renderer().render(name, &uops);
     let buf_count = uops.iter().filter(|u| u.op() == Ops::DEFINE_GLOBAL).count();
     let vars = uops
@@ -82,7 +82,7 @@ fn spec(dev: &dyn Device, name: &str, uops: Vec<UOp>, global: usize, local: Opti
 }
 
 /// Compiles and runs `spec` on buffers holding `data`; returns their contents afterwards.
-fn run(dev: &dyn Device, spec: Arc<ProgramSpec>, data: &[Vec<u8>], vals: &[i64]) -> Vec<Vec<u8>> {
+fn run(dev: &dyn Backend, spec: Arc<ProgramSpec>, data: &[Vec<u8>], vals: &[i64]) -> Vec<Vec<u8>> {
     let mems: Vec<DeviceMemory> = data.iter().map(|d| dev.alloc(d.len()).unwrap()).collect();
     for (m, d) in mems.iter().zip(data) {
         dev.copy_in(m, d).unwrap();

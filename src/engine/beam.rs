@@ -7,7 +7,7 @@ use crate::codegen::opts::{candidate_opts, format_opts, parse_opts, Opt};
 use crate::codegen::{get_program, prepare, try_program, ProgramSpec};
 use crate::error::Result;
 use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
-use crate::runtime::{Buffer, Device, DeviceMemory};
+use crate::runtime::{Backend, Buffer, DeviceMemory};
 use crate::uop::{Ops, UOp};
 use std::sync::Arc;
 use std::time::Instant;
@@ -37,7 +37,7 @@ fn safe_to_rerun(ast: &UOp) -> bool {
 }
 
 /// The opts to use for `ast` on `device`: cached, or found by a search of width `width`.
-pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: usize) -> Result<Option<Vec<Opt>>> {
+pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Backend, width: usize) -> Result<Option<Vec<Opt>>> {
     if !safe_to_rerun(ast) {
         return Ok(None);
     }
@@ -126,6 +126,6 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Device, width: 
     Ok(Some(best))
 }
 
-fn base_time_name(ast: &UOp, device: &dyn Device) -> String {
+fn base_time_name(ast: &UOp, device: &dyn Backend) -> String {
     crate::codegen::kernel::kernel_name(&crate::uop::symbolic::simplify(ast)) + " on " + device.name()
 }

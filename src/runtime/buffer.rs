@@ -5,7 +5,7 @@
 //! used, so an unknown or unavailable device is an `Err` from that use (a realize, a read), not
 //! a panic where the tensor was created.
 
-use super::device::{Device, DeviceMemory};
+use super::backend::{Backend, DeviceMemory};
 use crate::error::Result;
 use crate::uop::{BufferObj, DType};
 use std::any::Any;
@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub struct Buffer {
     /// Canonical device name.
     name: String,
-    device: OnceLock<Arc<dyn Device>>,
+    device: OnceLock<Arc<dyn Backend>>,
     dtype: DType,
     size: usize,
     mem: OnceLock<DeviceMemory>,
@@ -25,7 +25,7 @@ pub struct Buffer {
 
 impl Buffer {
     /// A buffer on an open device.
-    pub fn new(device: Arc<dyn Device>, dtype: DType, size: usize) -> Arc<Buffer> {
+    pub fn new(device: Arc<dyn Backend>, dtype: DType, size: usize) -> Arc<Buffer> {
         let name = device.name().to_string();
         let cell = OnceLock::new();
         let _ = cell.set(device);
@@ -53,7 +53,7 @@ impl Buffer {
     }
 
     /// The device, opened now if it was not yet.
-    pub fn device_obj(&self) -> Result<&Arc<dyn Device>> {
+    pub fn device_obj(&self) -> Result<&Arc<dyn Backend>> {
         if let Some(d) = self.device.get() {
             return Ok(d);
         }

@@ -3,7 +3,7 @@
 //! user's cache directory). The uncached kernels of one realize are compiled together: one
 //! compiler process per batch, up to one batch per core, in parallel.
 
-use super::device::{Device, DeviceMemory, Program};
+use super::backend::{Backend, DeviceMemory, Program};
 use super::disk_cache::{is_complete_elf_shared_object, DiskCache};
 use super::memory::HostMemory;
 use crate::error::{Error, Result};
@@ -75,6 +75,11 @@ impl Default for CpuDevice {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Opens the CPU device (the registry's opener).
+pub fn open(_name: &str) -> Result<Arc<dyn Backend>> {
+    Ok(Arc::new(CpuDevice::new()))
 }
 
 impl CpuDevice {
@@ -154,7 +159,7 @@ impl CpuDevice {
     }
 }
 
-impl Device for CpuDevice {
+impl Backend for CpuDevice {
     fn name(&self) -> &str {
         "CPU"
     }

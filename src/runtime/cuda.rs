@@ -8,7 +8,7 @@
 //! needs no CUDA toolkit. `cudarc` panics when a library is missing, so every entry point
 //! checks for the library first and a machine without one gets `Error::DeviceUnavailable`.
 
-use super::device::{Device, DeviceMemory, Program};
+use super::backend::{Backend, DeviceMemory, Program};
 use crate::error::{Error, Result};
 use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{cuda_dialect, CStyleRenderer};
@@ -330,16 +330,16 @@ pub struct CudaDevice {
     disk: PathBuf,
 }
 
+/// Opens `CUDA` or `CUDA:N` (the registry's opener).
+pub fn open(name: &str) -> Result<Arc<dyn Backend>> {
+    Ok(Arc::new(CudaDevice::open(name)?))
+}
+
 impl CudaDevice {
     /// Opens `CUDA` (ordinal 0) or `CUDA:N`. Errors say what is missing and how to fix it.
     pub fn open(name: &str) -> Result<CudaDevice> {
         let unavailable = |reason: String| Error::DeviceUnavailable { device: name.to_string(), reason };
-        let ordinal: usize = match name.split_once(':') {
-            None => 0,
-            Some((_, n)) => {
-                n.parse().map_err(|_| unavailable(format!("`{n}` is not a device number (CUDA:0, CUDA:1, ...)")))?
-            }
-        };
+        let ordinal = super::backend::device_index(name)?;
         if !driver_available() {
             return Err(unavailable(NO_DRIVER.to_string()));
         }
@@ -522,7 +522,7 @@ impl CudaDevice {
     }
 }
 
-impl Device for CudaDevice {
+impl Backend for CudaDevice {
     fn compiler_identity(&self) -> Option<String> {
         let v = nvrtc_version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_default();
         Some(format!("NVRTC {v} for {} {}", self.arch, NVRTC_OPTIONS.join(" ")))

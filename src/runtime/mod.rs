@@ -1,10 +1,10 @@
 //! Runtime: devices (memory, compilers, programs). One file per device.
 
-pub mod device;
+pub mod backend;
 pub mod interp;
 pub mod memory;
 
-pub use device::{Device, DeviceMemory, Program};
+pub use backend::{Backend, DeviceMemory, Program};
 pub use interp::{InterpDevice, InterpProgram, InterpRenderer};
 pub use memory::HostMemory;
 pub mod buffer;
@@ -13,6 +13,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod disk_cache;
+pub mod null;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod registry;

@@ -8,7 +8,7 @@
 //! in memory by source hash; the uncached kernels of one compile call are built in parallel
 //! (the driver keeps its own on-disk cache; PoCL's is under `POCL_CACHE_DIR`).
 
-use super::device::{Device, DeviceMemory, Program};
+use super::backend::{Backend, DeviceMemory, Program};
 use crate::error::{Error, Result};
 use crate::helpers::{debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{opencl_dialect, CStyleRenderer};
@@ -204,6 +204,11 @@ pub struct ClDevice {
     cache: Mutex<HashMap<String, Arc<BuiltKernel>>>,
 }
 
+/// Opens `CL` or `CL:N` (the registry's opener).
+pub fn open(name: &str) -> Result<Arc<dyn Backend>> {
+    Ok(Arc::new(ClDevice::open(name, super::backend::device_index(name)?)?))
+}
+
 impl ClDevice {
     /// Opens device `index` (over all platforms). `name` is the canonical device name (`CL`,
     /// `CL:1`); every failure is `Error::DeviceUnavailable`.
@@ -317,7 +322,7 @@ impl ClDevice {
     }
 }
 
-impl Device for ClDevice {
+impl Backend for ClDevice {
     fn compiler_identity(&self) -> Option<String> {
         let d = &self.shared.device;
         Some(format!(

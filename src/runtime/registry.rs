@@ -1,24 +1,62 @@
 //! Devices by name. `DEV` selects one; otherwise the first that opens, in a fixed order.
 
-use super::device::Device;
+use super::backend::Backend;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// Device kinds in the order `Device::default()` tries them (a GPU first, when built in).
-#[cfg(all(feature = "cuda", feature = "opencl"))]
-pub const DEVICE_ORDER: &[&str] = &["CUDA", "CL", "CPU"];
-#[cfg(all(feature = "cuda", not(feature = "opencl")))]
-pub const DEVICE_ORDER: &[&str] = &["CUDA", "CPU"];
-#[cfg(all(not(feature = "cuda"), feature = "opencl"))]
-pub const DEVICE_ORDER: &[&str] = &["CL", "CPU"];
-#[cfg(not(any(feature = "cuda", feature = "opencl")))]
-pub const DEVICE_ORDER: &[&str] = &["CPU"];
-/// Every device name `DEV` accepts (some need a cargo feature; opening says which).
-pub const KNOWN_DEVICES: &[&str] = &["CPU", "INTERP", "CUDA", "CL"];
+/// Opens a device from its canonical name (`CL:1` for the second OpenCL device).
+pub type Opener = fn(&str) -> Result<Arc<dyn Backend>>;
 
-fn opened() -> &'static Mutex<HashMap<String, Arc<dyn Device>>> {
-    static OPEN: OnceLock<Mutex<HashMap<String, Arc<dyn Device>>>> = OnceLock::new();
+/// One row per device kind. Adding a device is a file with an `open` function and a row here.
+pub struct DeviceKind {
+    /// The name `DEV` takes (upper case).
+    pub name: &'static str,
+    /// Whether the default device may be this one (tried in table order).
+    pub default_candidate: bool,
+    /// The cargo feature that builds it in, if it needs one.
+    pub feature: Option<&'static str>,
+    /// `None` when built without its feature.
+    pub open: Option<Opener>,
+}
+
+/// `Some(opener)` when `feature` is enabled, else `None`.
+macro_rules! with_feature {
+    ($feature:literal, $opener:path) => {{
+        #[cfg(feature = $feature)]
+        let opener: Option<Opener> = Some($opener);
+        #[cfg(not(feature = $feature))]
+        let opener: Option<Opener> = None;
+        opener
+    }};
+}
+
+/// Every device, in the order the default device is chosen (a GPU first, when built in).
+pub const DEVICES: &[DeviceKind] = &[
+    DeviceKind {
+        name: "CUDA",
+        default_candidate: true,
+        feature: Some("cuda"),
+        open: with_feature!("cuda", super::cuda::open),
+    },
+    DeviceKind {
+        name: "CL",
+        default_candidate: true,
+        feature: Some("opencl"),
+        open: with_feature!("opencl", super::opencl::open),
+    },
+    DeviceKind { name: "CPU", default_candidate: true, feature: None, open: Some(super::cpu::open) },
+    DeviceKind { name: "INTERP", default_candidate: false, feature: None, open: Some(super::interp::open) },
+    DeviceKind { name: "NULL", default_candidate: false, feature: None, open: Some(super::null::open) },
+];
+
+/// Names of every device `DEV` accepts (some need a cargo feature; opening says which).
+pub fn known_devices() -> Vec<&'static str> {
+    DEVICES.iter().map(|d| d.name).collect()
+}
+
+fn opened() -> &'static Mutex<HashMap<String, Arc<dyn Backend>>> {
+    static OPEN: OnceLock<Mutex<HashMap<String, Arc<dyn Backend>>>> = OnceLock::new();
     OPEN.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -32,43 +70,25 @@ pub fn canonical_name(name: &str) -> String {
     }
 }
 
-fn open(name: &str) -> Result<Arc<dyn Device>> {
+fn open(name: &str) -> Result<Arc<dyn Backend>> {
     let kind = name.split(':').next().unwrap_or("");
-    match kind {
-        "CPU" => Ok(Arc::new(super::cpu::CpuDevice::new())),
-        "INTERP" => Ok(Arc::new(super::interp::InterpDevice::new())),
-        #[cfg(feature = "cuda")]
-        "CUDA" => Ok(Arc::new(super::cuda::CudaDevice::open(name)?)),
-        #[cfg(not(feature = "cuda"))]
-        "CUDA" => Err(Error::DeviceUnavailable {
+    let Some(row) = DEVICES.iter().find(|d| d.name == kind) else {
+        return Err(Error::UnknownDevice { name: name.to_string(), known: known_devices().join(", ") });
+    };
+    match (row.open, row.feature) {
+        (Some(open), _) => open(name),
+        (None, feature) => Err(Error::DeviceUnavailable {
             device: name.to_string(),
-            reason: "ferrograd was built without CUDA support; rebuild with `--features cuda`".into(),
-        }),
-        #[cfg(feature = "opencl")]
-        "CL" => Ok(Arc::new(super::opencl::ClDevice::open(name, device_index(name)?)?)),
-        #[cfg(not(feature = "opencl"))]
-        "CL" => Err(Error::DeviceUnavailable {
-            device: name.to_string(),
-            reason: "ferrograd was built without OpenCL support; rebuild with `--features opencl`".into(),
-        }),
-        _ => Err(Error::UnknownDevice { name: name.to_string(), known: KNOWN_DEVICES.join(", ") }),
-    }
-}
-
-/// The `N` of a canonical name `KIND:N` (0 without one).
-#[cfg_attr(not(feature = "opencl"), allow(dead_code))]
-fn device_index(name: &str) -> Result<usize> {
-    match name.split_once(':') {
-        None => Ok(0),
-        Some((_, n)) => n.parse().map_err(|_| Error::UnknownDevice {
-            name: name.to_string(),
-            known: format!("{} (a device index is a number: `CL:1`)", KNOWN_DEVICES.join(", ")),
+            reason: format!(
+                "ferrograd was built without {kind} support; rebuild with `--features {}`",
+                feature.unwrap_or("?")
+            ),
         }),
     }
 }
 
 /// The device called `name` (opened once, then shared).
-pub fn get_device(name: &str) -> Result<Arc<dyn Device>> {
+pub fn get_device(name: &str) -> Result<Arc<dyn Backend>> {
     let name = canonical_name(name);
     let mut map = opened().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(d) = map.get(&name) {
@@ -81,7 +101,7 @@ pub fn get_device(name: &str) -> Result<Arc<dyn Device>> {
 
 /// Name of the default device for new tensors, without requiring that it opens: `DEV` if set
 /// (canonical form; an unknown or unavailable device is an error when it is used), else the
-/// first of [`DEVICE_ORDER`] that opens.
+/// first default candidate of [`DEVICES`] that opens.
 pub fn default_device_label() -> String {
     if let Some(dev) = std::env::var("DEV").ok().filter(|d| !d.trim().is_empty()) {
         return canonical_name(&dev);
@@ -89,8 +109,8 @@ pub fn default_device_label() -> String {
     default_device_name().unwrap_or_else(|_| "CPU".to_string())
 }
 
-/// Name of the default device: `DEV` if set (checked), else the first of [`DEVICE_ORDER`]
-/// that opens.
+/// Name of the default device: `DEV` if set (checked), else the first default candidate of
+/// [`DEVICES`] that opens.
 pub fn default_device_name() -> Result<String> {
     static DEFAULT: OnceLock<std::result::Result<String, String>> = OnceLock::new();
     DEFAULT
@@ -100,8 +120,8 @@ pub fn default_device_name() -> Result<String> {
                     return get_device(&dev).map(|d| d.name().to_string()).map_err(|e| e.to_string());
                 }
             }
-            for kind in DEVICE_ORDER {
-                if let Ok(d) = get_device(kind) {
+            for kind in DEVICES.iter().filter(|d| d.default_candidate && d.open.is_some()) {
+                if let Ok(d) = get_device(kind.name) {
                     return Ok(d.name().to_string());
                 }
             }

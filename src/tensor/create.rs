@@ -24,7 +24,7 @@ pub(crate) fn default_device() -> String {
 pub(crate) fn checked_device_name(name: &str) -> String {
     let canonical = crate::runtime::registry::canonical_name(name);
     let kind = canonical.split(':').next().unwrap_or("");
-    let known = crate::runtime::registry::KNOWN_DEVICES;
+    let known = crate::runtime::registry::known_devices();
     assert!(known.contains(&kind), "unknown device {name:?}; known devices: {}", known.join(", "));
     canonical
 }

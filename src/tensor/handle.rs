@@ -5,10 +5,10 @@ use super::no_grad::is_no_grad;
 use crate::uop::{DType, Ops, UOp};
 use std::sync::{Arc, RwLock};
 
-pub struct TensorInner {
-    pub uop: UOp,
-    pub requires_grad: bool,
-    pub grad: Option<Tensor>,
+pub(crate) struct TensorInner {
+    pub(crate) uop: UOp,
+    pub(crate) requires_grad: bool,
+    pub(crate) grad: Option<Tensor>,
 }
 
 /// A lazy tensor: a cheap, clonable handle (clones share the same data and gradient).

@@ -10,7 +10,7 @@ use super::Tensor;
 use crate::codegen::{get_program, try_program, ProgramSpec};
 use crate::error::{Error, Result};
 use crate::helpers::{cache_dir, stable_hash_hex};
-use crate::runtime::{get_device, Device, DeviceMemory};
+use crate::runtime::{get_device, Backend, DeviceMemory};
 use crate::schedule::{create_schedule, ItemKind};
 use crate::uop::DType;
 use std::collections::HashMap;
@@ -51,7 +51,7 @@ fn canaries() -> Vec<(&'static str, Tensor)> {
 }
 
 /// Runs the kernels of `t` (on `dev`) with the heuristic's opts or none; the output's bytes.
-fn run(t: &Tensor, dev: &dyn Device, no_opts: bool) -> Result<Vec<u8>> {
+fn run(t: &Tensor, dev: &dyn Backend, no_opts: bool) -> Result<Vec<u8>> {
     let sched = create_schedule(&[t.uop()]);
     let specs: Vec<Arc<ProgramSpec>> = sched
         .items

@@ -5,7 +5,7 @@ use super::{InterpProgram, DEVICE};
 use crate::error::{Error, Result};
 use crate::renderer::ProgramSpec;
 use crate::renderer::{Renderer, Target};
-use crate::runtime::device::{Device, DeviceMemory, Program};
+use crate::runtime::backend::{Backend, DeviceMemory, Program};
 use crate::runtime::memory::HostMemory;
 use crate::uop::{Arg, ConstValue, FxHashMap, Ops, UOp};
 use std::fmt::Write as _;
@@ -14,6 +14,11 @@ use std::sync::Arc;
 /// The interpreter device: host memory, programs that run the linear UOps directly.
 pub struct InterpDevice {
     renderer: InterpRenderer,
+}
+
+/// Opens the INTERP device (the registry's opener).
+pub fn open(_name: &str) -> Result<Arc<dyn Backend>> {
+    Ok(Arc::new(InterpDevice::new()))
 }
 
 impl InterpDevice {
@@ -35,7 +40,7 @@ fn host(mem: &DeviceMemory) -> Result<&HostMemory> {
         .ok_or_else(|| Error::Other(format!("{DEVICE}: memory of another device passed to {DEVICE}")))
 }
 
-impl Device for InterpDevice {
+impl Backend for InterpDevice {
     fn name(&self) -> &str {
         DEVICE
     }

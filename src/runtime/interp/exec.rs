@@ -5,7 +5,7 @@ use super::alu::UnFn;
 use super::program::{Access, Inst, InterpProgram};
 use super::DEVICE;
 use crate::error::{Error, Result};
-use crate::runtime::device::{DeviceMemory, Program};
+use crate::runtime::backend::{DeviceMemory, Program};
 use crate::runtime::memory::HostMemory;
 use std::time::Instant;
 

@@ -4,7 +4,7 @@ use super::{InterpDevice, InterpProgram, InterpRenderer};
 use crate::error::{Error, Result};
 use crate::renderer::ProgramSpec;
 use crate::renderer::Renderer;
-use crate::runtime::device::{Device, DeviceMemory, Program};
+use crate::runtime::backend::{Backend, DeviceMemory, Program};
 use crate::runtime::memory::HostMemory;
 use crate::uop::{Arg, AxisType, DType, FxHashMap, Ops, UOp};
 use std::sync::Arc;

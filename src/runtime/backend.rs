@@ -1,6 +1,6 @@
 //! The backend contract: what a device supplies (memory, a compiler, programs, a renderer).
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::renderer::ProgramSpec;
 use crate::renderer::Renderer;
 use std::any::Any;
@@ -26,7 +26,7 @@ pub trait Program: Send + Sync {
 }
 
 /// A device: allocator, compiler, launcher and renderer.
-pub trait Device: Send + Sync + 'static {
+pub trait Backend: Send + Sync + 'static {
     /// Canonical name (`CPU`, `INTERP`, `CL:0`).
     fn name(&self) -> &str;
     fn alloc(&self, bytes: usize) -> Result<DeviceMemory>;
@@ -45,5 +45,16 @@ pub trait Device: Send + Sync + 'static {
     /// Waits for all launched work.
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+/// The `N` of a device name `KIND:N` (0 without one), for devices that have several.
+pub fn device_index(name: &str) -> Result<usize> {
+    match name.split_once(':') {
+        None => Ok(0),
+        Some((kind, n)) => n.parse().map_err(|_| Error::DeviceUnavailable {
+            device: name.to_string(),
+            reason: format!("`{n}` is not a device number ({kind}:0, {kind}:1, ...)"),
+        }),
     }
 }
