@@ -1,9 +1,11 @@
 //! CPU: renders C, compiles it with the system C compiler into a shared object, loads it with
 //! `libloading`. Compiled kernels are cached in memory and on disk (by source hash, under the
-//! user's cache directory). The uncached kernels of one realize are compiled together: one
-//! compiler process per batch, up to one batch per core, in parallel.
+//! user's cache directory; see `compile_cache`). The uncached kernels of one realize are
+//! compiled together: one compiler process (one shared object) per group, up to one group per
+//! core, in parallel.
 
 use super::backend::{Backend, DeviceMemory, Program};
+use super::compile_cache::{CompileCache, Todo};
 use super::disk_cache::{is_complete_elf_shared_object, DiskCache};
 use super::memory::HostMemory;
 use crate::error::{Error, Result};
@@ -11,9 +13,8 @@ use crate::helpers::{cache_dir, stable_hash_hex};
 use crate::renderer::cstyle::{c_dialect, CStyleRenderer};
 use crate::renderer::ProgramSpec;
 use crate::renderer::{Renderer, Target};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 pub use super::cc::{CCompiler, CcFamily};
 
@@ -65,9 +66,9 @@ impl Program for CpuProgram {
 pub struct CpuDevice {
     renderer: CStyleRenderer,
     compiler: CCompiler,
-    /// Programs loaded in this process, held weakly: a shared object is unloaded once no
-    /// program of it is in use (the engine keeps a bounded number of compiled kernels).
-    cache: Mutex<HashMap<String, Weak<CpuProgram>>>,
+    /// Programs loaded in this process (held weakly: a shared object is unloaded once no
+    /// program of it is in use).
+    cache: CompileCache<CpuProgram>,
     disk: DiskCache,
 }
 
@@ -90,7 +91,7 @@ impl CpuDevice {
         CpuDevice {
             renderer: CStyleRenderer::new(c_dialect(), Target::cpu("CPU")),
             compiler,
-            cache: Mutex::new(HashMap::new()),
+            cache: CompileCache::default(),
             disk: DiskCache::new(cache_dir().join("cpu"), "so"),
         }
     }
@@ -137,7 +138,7 @@ impl CpuDevice {
 
     /// Compiles one batch of `(key, spec)` into a single shared object, then stores it under
     /// each kernel's own key in the disk cache.
-    fn compile_batch(&self, batch: &[(String, Arc<ProgramSpec>)]) -> Result<Vec<Arc<CpuProgram>>> {
+    fn compile_batch(&self, batch: &[Todo]) -> Result<Vec<Arc<CpuProgram>>> {
         let prelude = c_dialect().prelude;
         let mut src = String::from(prelude);
         for (_, spec) in batch {
@@ -185,58 +186,17 @@ impl Backend for CpuDevice {
 
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
         let keys: Vec<String> = specs.iter().map(|s| self.key(&s.src)).collect();
-        let mut found: HashMap<String, Arc<CpuProgram>> = HashMap::new();
-        let mut todo: Vec<(String, Arc<ProgramSpec>)> = Vec::new();
-        {
-            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            for (key, spec) in keys.iter().zip(specs) {
-                if let Some(p) = cache.get(key).and_then(Weak::upgrade) {
-                    found.insert(key.clone(), p);
-                } else if !todo.iter().any(|(k, _)| k == key) {
-                    todo.push((key.clone(), spec.clone()));
-                }
-            }
-        }
         // Disk cache: only complete shared objects are loaded.
-        todo.retain(|(key, spec)| {
-            match self.disk.lookup(key, is_complete_elf_shared_object).map(|path| self.load(&path, &[spec.as_ref()])) {
-                Some(Ok(mut p)) => {
-                    found.insert(key.clone(), p.remove(0));
-                    false
-                }
-                _ => true,
-            }
-        });
-        // Batches: one per core, round-robin; names must be unique within one shared object.
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        let mut batches: Vec<Vec<(String, Arc<ProgramSpec>)>> = vec![Vec::new(); cores.min(todo.len())];
-        for (i, item) in todo.into_iter().enumerate() {
-            let n = batches.len();
-            let free = (0..n).map(|k| (i + k) % n).find(|&k| !batches[k].iter().any(|(_, s)| s.name == item.1.name));
-            match free {
-                Some(k) => batches[k].push(item),
-                None => batches.push(vec![item]),
-            }
-        }
-        let results: Vec<Result<Vec<Arc<CpuProgram>>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = batches.iter().map(|b| s.spawn(|| self.compile_batch(b))).collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("compiler thread panicked".into()))))
-                .collect()
-        });
-        COMPILER_RUNS.fetch_add(batches.len(), std::sync::atomic::Ordering::Relaxed);
-        for (batch, res) in batches.iter().zip(results) {
-            for ((key, _), prog) in batch.iter().zip(res?) {
-                found.insert(key.clone(), prog);
-            }
-        }
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        cache.retain(|_, w| w.strong_count() > 0);
-        for (key, p) in &found {
-            cache.insert(key.clone(), Arc::downgrade(p));
-        }
-        Ok(keys.iter().map(|k| found[k].clone() as Arc<dyn Program>).collect())
+        let from_disk = |key: &str, spec: &ProgramSpec| {
+            let path = self.disk.lookup(key, is_complete_elf_shared_object)?;
+            self.load(&path, &[spec]).ok().map(|mut p| p.remove(0))
+        };
+        let build = |group: &[Todo]| {
+            COMPILER_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.compile_batch(group)
+        };
+        let progs = self.cache.get_or_build(&keys, specs, from_disk, build)?;
+        Ok(progs.into_iter().map(|p| p as Arc<dyn Program>).collect())
     }
 }
 

@@ -9,6 +9,8 @@
 //! checks for the library first and a machine without one gets `Error::DeviceUnavailable`.
 
 use super::backend::{Backend, DeviceMemory, Program};
+use super::compile_cache::{CompileCache, Todo};
+use super::disk_cache::DiskCache;
 use crate::error::{Error, Result};
 use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{cuda_dialect, CStyleRenderer};
@@ -17,11 +19,9 @@ use crate::renderer::{Renderer, Target};
 use crate::uop::Ops;
 use cudarc::driver::{result as drv, sys, CudaContext, CudaFunction};
 use cudarc::nvrtc::{result as rtc, sys as rtc_sys, Ptx};
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// NVRTC options besides the architecture. No FMA contraction: results must not depend on the
 /// compiler's choices (the CPU device compiles with `-ffp-contract=off` for the same reason).
@@ -207,7 +207,7 @@ pub struct CudaProgram {
     name: String,
     ctx: Arc<CudaContext>,
     // Holds the module, so the function stays valid while the program lives.
-    func: CudaFunction,
+    func: Arc<CudaFunction>,
     grid: [u32; 3],
     block: [u32; 3],
     buf_count: usize,
@@ -326,8 +326,8 @@ pub struct CudaDevice {
     limits: Limits,
     renderer: CStyleRenderer,
     /// Loaded kernels by key (architecture, NVRTC version, options, source).
-    cache: Mutex<HashMap<String, CudaFunction>>,
-    disk: PathBuf,
+    cache: CompileCache<CudaFunction>,
+    disk: DiskCache,
 }
 
 /// Opens `CUDA` or `CUDA:N` (the registry's opener).
@@ -405,8 +405,8 @@ impl CudaDevice {
             arch,
             limits,
             renderer: CStyleRenderer::new(cuda_dialect(), target),
-            cache: Mutex::new(HashMap::new()),
-            disk: cache_dir().join("cuda"),
+            cache: CompileCache::default(),
+            disk: DiskCache::new(cache_dir().join("cuda"), "bin"),
         })
     }
 
@@ -443,14 +443,14 @@ impl CudaDevice {
         module.load_function(name).map_err(|e| format!("finding kernel {name}: {e}"))
     }
 
-    /// Compiles (or finds on disk) and loads one kernel.
-    fn build(&self, key: &str, spec: &ProgramSpec) -> Result<CudaFunction> {
-        let path = self.disk.join(format!("{key}.bin"));
-        if let Ok(image) = std::fs::read(&path) {
-            if let Ok(f) = self.load(image, &spec.name) {
-                return Ok(f);
-            }
-        }
+    /// The kernel loaded from the disk cache, if a loadable image is there.
+    fn from_disk(&self, key: &str, spec: &ProgramSpec) -> Option<Arc<CudaFunction>> {
+        let image = self.disk.read(key, |bytes| !bytes.is_empty())?;
+        self.load(image, &spec.name).ok().map(Arc::new)
+    }
+
+    /// Compiles and loads one kernel, and stores its image in the disk cache.
+    fn build(&self, key: &str, spec: &ProgramSpec) -> Result<Arc<CudaFunction>> {
         let out = nvrtc_compile(&spec.src, &self.arch).map_err(|m| self.compile_fail(&spec.name, m, &spec.src))?;
         let mut ptx = out.ptx.into_bytes();
         ptx.push(0);
@@ -475,20 +475,12 @@ impl CudaDevice {
                 Err(e) => return Err(self.compile_fail(&spec.name, e, &spec.src)),
             },
         };
-        if std::fs::create_dir_all(&self.disk).is_ok() {
-            // Write then rename, so a reader never sees half a file.
-            static SERIAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-            let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let tmp = self.disk.join(format!("tmp-{key}-{}-{serial}", std::process::id()));
-            if std::fs::write(&tmp, &image).is_ok() {
-                let _ = std::fs::rename(&tmp, &path);
-            }
-        }
-        Ok(func)
+        self.disk.store_bytes(key, &image);
+        Ok(Arc::new(func))
     }
 
     /// A program for `spec` around the loaded `func`, with the spec's launch geometry.
-    fn program(&self, spec: &ProgramSpec, func: CudaFunction) -> Result<CudaProgram> {
+    fn program(&self, spec: &ProgramSpec, func: Arc<CudaFunction>) -> Result<CudaProgram> {
         let global = spec.global_size;
         let local = spec.local_size.unwrap_or([1, 1, 1]);
         let fail = |message: String| Error::Launch { device: self.name.clone(), kernel: spec.name.clone(), message };
@@ -602,47 +594,10 @@ impl Backend for CudaDevice {
 
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
         let keys: Vec<String> = specs.iter().map(|s| self.key(&s.src)).collect();
-        let mut found: HashMap<String, CudaFunction> = HashMap::new();
-        let mut todo: Vec<(String, Arc<ProgramSpec>)> = Vec::new();
-        {
-            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            for (key, spec) in keys.iter().zip(specs) {
-                match cache.get(key) {
-                    Some(f) => {
-                        found.insert(key.clone(), f.clone());
-                    }
-                    None if !todo.iter().any(|(k, _)| k == key) => todo.push((key.clone(), spec.clone())),
-                    None => {}
-                }
-            }
-        }
-        // NVRTC programs are independent: compile on all cores.
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(todo.len()).max(1);
-        let chunk = todo.len().div_ceil(cores).max(1);
-        let built: Vec<Result<Vec<(String, CudaFunction)>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = todo
-                .chunks(chunk)
-                .map(|part| {
-                    s.spawn(move || part.iter().map(|(k, spec)| Ok((k.clone(), self.build(k, spec)?))).collect())
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("CUDA compiler thread panicked".into()))))
-                .collect()
-        });
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        for part in built {
-            for (key, f) in part? {
-                cache.insert(key.clone(), f.clone());
-                found.insert(key, f);
-            }
-        }
-        drop(cache);
-        keys.iter()
-            .zip(specs)
-            .map(|(k, spec)| Ok(Arc::new(self.program(spec, found[k].clone())?) as Arc<dyn Program>))
-            .collect()
+        // NVRTC programs are independent: each kernel is built on its own.
+        let build = |group: &[Todo]| group.iter().map(|(key, spec)| self.build(key, spec)).collect();
+        let funcs = self.cache.get_or_build(&keys, specs, |k, s| self.from_disk(k, s), build)?;
+        funcs.into_iter().zip(specs).map(|(f, spec)| Ok(Arc::new(self.program(spec, f)?) as Arc<dyn Program>)).collect()
     }
 
     fn synchronize(&self) -> Result<()> {

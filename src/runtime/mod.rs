@@ -9,6 +9,7 @@ pub use interp::{InterpDevice, InterpProgram, InterpRenderer};
 pub use memory::HostMemory;
 pub mod buffer;
 pub mod cc;
+pub mod compile_cache;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -5,10 +5,11 @@
 //! OpenCL); the same code drives GPU drivers.
 //!
 //! Device `CL:n` is the n-th device over all platforms, in platform order. Programs are cached
-//! in memory by source hash; the uncached kernels of one compile call are built in parallel
-//! (the driver keeps its own on-disk cache; PoCL's is under `POCL_CACHE_DIR`).
+//! by source hash in the shared `compile_cache`; the uncached kernels of one compile call are
+//! built in parallel (the driver keeps its own on-disk cache; PoCL's is under `POCL_CACHE_DIR`).
 
 use super::backend::{Backend, DeviceMemory, Program};
+use super::compile_cache::{CompileCache, Todo};
 use crate::error::{Error, Result};
 use crate::helpers::{debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{opencl_dialect, CStyleRenderer};
@@ -28,7 +29,6 @@ use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::platform::get_platforms;
 use opencl3::program::Program as ClProgramObj;
 use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 const INSTALL_HINT: &str = "install an OpenCL driver: on Debian/Ubuntu `apt-get install ocl-icd-libopencl1 \
@@ -201,7 +201,7 @@ pub struct ClDevice {
     renderer: CStyleRenderer,
     options: String,
     max_alloc: u64,
-    cache: Mutex<HashMap<String, Arc<BuiltKernel>>>,
+    cache: CompileCache<BuiltKernel>,
 }
 
 /// Opens `CL` or `CL:N` (the registry's opener).
@@ -280,7 +280,7 @@ impl ClDevice {
             renderer: CStyleRenderer::new(opencl_dialect(), target),
             options,
             max_alloc,
-            cache: Mutex::new(HashMap::new()),
+            cache: CompileCache::default(),
         })
     }
 
@@ -422,43 +422,17 @@ impl Backend for ClDevice {
 
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
         let keys: Vec<String> = specs.iter().map(|s| self.key(&s.src)).collect();
-        let mut todo: Vec<(String, Arc<ProgramSpec>)> = Vec::new();
-        {
-            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            for (key, spec) in keys.iter().zip(specs) {
-                if !cache.contains_key(key) && !todo.iter().any(|(k, _)| k == key) {
-                    todo.push((key.clone(), spec.clone()));
-                }
-            }
-        }
-        // The driver's compiler is the slow part (~100 ms a kernel on PoCL): build the new
-        // kernels on up to one thread per core.
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        let chunk = todo.len().div_ceil(cores.max(1)).max(1);
-        let built: Vec<Result<Vec<BuiltKernel>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = todo
-                .chunks(chunk)
-                .map(|part| s.spawn(move || part.iter().map(|(_, spec)| self.build(spec)).collect()))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Other("OpenCL build thread panicked".into()))))
-                .collect()
-        });
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        for (part, res) in todo.chunks(chunk).zip(built) {
-            for ((key, _), kernel) in part.iter().zip(res?) {
-                cache.insert(key.clone(), Arc::new(kernel));
-            }
-        }
-        Ok(keys
-            .iter()
+        // The driver keeps its own disk cache; each kernel is its own program.
+        let build = |group: &[Todo]| group.iter().map(|(_, spec)| self.build(spec).map(Arc::new)).collect();
+        let built = self.cache.get_or_build(&keys, specs, |_, _| None, build)?;
+        Ok(built
+            .into_iter()
             .zip(specs)
-            .map(|(key, spec)| {
+            .map(|(built, spec)| {
                 Arc::new(ClProgram {
                     name: spec.name.clone(),
                     shared: self.shared.clone(),
-                    built: cache[key].clone(),
+                    built,
                     layout: ArgLayout::of(spec),
                     global: spec.global_size,
                     local: spec.local_size,
