@@ -22,6 +22,13 @@ pub struct Launch {
     pub local: [usize; 3],
 }
 
+impl Launch {
+    /// One work item (devices without work groups run the whole kernel per launch).
+    pub fn single() -> Launch {
+        Launch { global: [1, 1, 1], local: [1, 1, 1] }
+    }
+}
+
 /// The largest power of two that divides `n` and is at most `max`.
 fn work_group(n: usize, max: usize) -> usize {
     let mut l = 1;

@@ -1,17 +1,13 @@
-//! The codegen pipeline for one kernel: simplify → optimize ranges → lower → linearize →
-//! render.
+//! The codegen pipeline for one kernel: the `PREPARE` passes → opts → the `LOWERING` passes
+//! (see `passes.rs`) → linearize → render.
 
-use super::collapse::collapse_reduces;
-use super::expand::expand;
-use super::gpu::{map_to_global, Launch};
+use super::gpu::Launch;
 use super::heuristic::hand_coded_optimizations;
 use super::linearize::linearize;
-use super::lower::lower;
 use super::opts::{apply_opts, Opt, OptError};
-use super::vectorize::{vector_axis, vectorize};
+use super::passes::{run_ast_passes, run_passes, KernelState, LOWERING, PREPARE};
 use crate::renderer::ProgramSpec;
 use crate::renderer::Renderer;
-use crate::uop::symbolic::simplify;
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
 
 /// Kernel name from its ranges, tinygrad-style: `E_` for elementwise kernels, `r_` for kernels
@@ -56,7 +52,7 @@ fn count_flops(ast: &UOp) -> u64 {
 /// The kernel as opts see it: simplified, with masked sums collapsed into loads. Opt axes
 /// number the ranges of this form (see `opts::kernel_ranges`).
 pub fn prepare(ast: &UOp) -> UOp {
-    simplify(&collapse_reduces(&simplify(ast)))
+    run_ast_passes(PREPARE, ast)
 }
 
 /// Linearized ops a program may have before the heuristic and BEAM consider its opts too large
@@ -143,22 +139,9 @@ fn build(ast: &UOp, renderer: &dyn Renderer, chosen: &[Opt]) -> Result<ProgramSp
         .filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Thread)
         .map(|r| r.range_size() as usize)
         .product();
-    // The innermost UPCAST axis becomes vector lanes where the target has SIMD vectors.
-    let (ast, vector) = match vector_axis(&ast, target) {
-        Some((ast, axis)) => (ast, Some(axis)),
-        None => (ast, None),
-    };
-    let ast = expand(&ast, vector.as_ref());
-    let ast = match &vector {
-        Some(axis) => vectorize(&ast, axis),
-        None => ast,
-    };
-    let (ast, launch) = if target.has_local {
-        map_to_global(&ast, target)
-    } else {
-        (ast, Launch { global: [1, 1, 1], local: [1, 1, 1] })
-    };
-    let ast = simplify(&lower(&ast, target));
+    let mut state = KernelState { ast, target, vector: None, launch: Launch::single() };
+    run_passes(LOWERING, &mut state);
+    let (ast, launch) = (state.ast, state.launch);
     let uops = linearize(&ast);
     let src = renderer.render(&name, &uops);
     let buf_count = uops.iter().filter(|u| u.op() == Ops::DEFINE_GLOBAL).count();

@@ -9,6 +9,7 @@ pub mod kernel_ops;
 pub mod linearize;
 pub mod lower;
 pub mod opts;
+pub mod passes;
 pub mod vectorize;
 
 pub use crate::renderer::ProgramSpec;

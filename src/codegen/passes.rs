@@ -1,0 +1,83 @@
+//! Codegen as a list of named passes. `prepare` passes run before opts (opt axes number the
+//! ranges of their result); `lowering` passes run after the opts are applied and turn the
+//! kernel into what the linearizer takes. `DEBUG=6` prints the kernel after every pass.
+
+use super::collapse::collapse_reduces;
+use super::expand::expand;
+use super::gpu::{map_to_global, Launch};
+use super::lower::lower;
+use super::vectorize::{vector_axis, vectorize};
+use crate::renderer::Target;
+use crate::uop::symbolic::simplify;
+use crate::uop::UOp;
+
+/// A kernel between passes: its AST and what earlier passes decided.
+pub struct KernelState<'a> {
+    pub ast: UOp,
+    pub target: &'a Target,
+    /// The range that became vector lanes (chosen by `vector_axis`).
+    pub vector: Option<UOp>,
+    /// Launch geometry (chosen by `map_to_global` on devices with work groups).
+    pub launch: Launch,
+}
+
+/// A named step of the pipeline.
+pub type Pass = (&'static str, fn(&mut KernelState));
+
+/// A named rewrite of the AST alone (no target, no decisions).
+pub type AstPass = (&'static str, fn(&UOp) -> UOp);
+
+/// Before opts: the kernel as opts see it.
+pub const PREPARE: &[AstPass] =
+    &[("simplify", simplify), ("collapse_reduces", collapse_reduces), ("simplify", simplify)];
+
+/// After opts: vector lanes, unrolled copies, launch geometry, then lowering to what the
+/// linearizer and renderers take.
+pub const LOWERING: &[Pass] = &[
+    ("vector_axis", |k| {
+        // The innermost UPCAST axis becomes vector lanes where the target has SIMD vectors.
+        if let Some((ast, axis)) = vector_axis(&k.ast, k.target) {
+            k.ast = ast;
+            k.vector = Some(axis);
+        }
+    }),
+    ("expand", |k| k.ast = expand(&k.ast, k.vector.as_ref())),
+    ("vectorize", |k| {
+        if let Some(axis) = &k.vector {
+            k.ast = vectorize(&k.ast, axis);
+        }
+    }),
+    ("map_to_global", |k| {
+        if k.target.has_local {
+            let (ast, launch) = map_to_global(&k.ast, k.target);
+            k.ast = ast;
+            k.launch = launch;
+        }
+    }),
+    ("lower", |k| k.ast = lower(&k.ast, k.target)),
+    ("simplify", |k| k.ast = simplify(&k.ast)),
+];
+
+/// Runs AST `passes` in order; at `DEBUG=6` prints the kernel after each.
+pub fn run_ast_passes(passes: &[AstPass], ast: &UOp) -> UOp {
+    let show = crate::helpers::debug_level() >= 6;
+    let mut ast = ast.clone();
+    for (name, pass) in passes {
+        ast = pass(&ast);
+        if show {
+            eprintln!("--- after {name}:\n{ast:?}");
+        }
+    }
+    ast
+}
+
+/// Runs `passes` in order on `state`; at `DEBUG=6` prints the kernel after each.
+pub fn run_passes(passes: &[Pass], state: &mut KernelState) {
+    let show = crate::helpers::debug_level() >= 6;
+    for (name, pass) in passes {
+        pass(state);
+        if show {
+            eprintln!("--- after {name}:\n{:?}", state.ast);
+        }
+    }
+}
