@@ -3,8 +3,9 @@
 
 use super::handle::{Tensor, TensorInner};
 use crate::schedule::existing_buffer;
-use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp, WeakUOp};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use crate::uop::node_table::NodeTable;
+use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 /// Tensors that asked for gradients (weak: the registry never keeps one alive).
 static GRAD_TENSORS: Mutex<Vec<Weak<RwLock<TensorInner>>>> = Mutex::new(Vec::new());
@@ -12,12 +13,7 @@ static GRAD_TENSORS: Mutex<Vec<Weak<RwLock<TensorInner>>>> = Mutex::new(Vec::new
 /// Realized tensors and the graphs they were computed from, so that `backward()` still reaches
 /// the parameters behind a value that was read (printed, `to_vec`) before it. Keyed weakly by
 /// the buffer view that replaced the graph; only kept while some tensor requires grad.
-type Sources = Mutex<FxHashMap<usize, (WeakUOp, UOp)>>;
-static SOURCES: OnceLock<Sources> = OnceLock::new();
-
-fn sources() -> &'static Sources {
-    SOURCES.get_or_init(|| Mutex::new(FxHashMap::default()))
-}
+static SOURCES: NodeTable<UOp> = NodeTable::new();
 
 /// Records that `view` (a realized buffer) holds the value of `graph`.
 pub(crate) fn remember_graph(view: &UOp, graph: &UOp) {
@@ -29,27 +25,25 @@ pub(crate) fn remember_graph(view: &UOp, graph: &UOp) {
     if !any_params {
         return;
     }
-    let mut map = sources().lock().unwrap_or_else(|e| e.into_inner());
-    map.retain(|_, (w, _)| w.is_alive());
-    map.insert(view.id(), (view.downgrade(), graph.clone()));
+    SOURCES.insert(view, graph.clone());
 }
 
 /// `root` with every remembered realized value replaced by the graph it came from (except
 /// the targets themselves), so gradients flow through values that were realized early.
 pub(crate) fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
-    let map = sources().lock().unwrap_or_else(|e| e.into_inner());
+    let map: FxHashMap<UOp, UOp> = SOURCES.entries().into_iter().collect();
     if map.is_empty() {
         return root.clone();
     }
     // Remembered values whose graphs lead to a target, directly or through other remembered
     // values. Only those are replaced: substituting the others would gain nothing and would
     // rebuild the nodes above them, losing their custom backward rules (convolutions).
-    let mut leads: FxHashSet<usize> = FxHashSet::default();
+    let mut leads: FxHashSet<UOp> = FxHashSet::default();
     loop {
         let before = leads.len();
-        for (id, (_, g)) in map.iter() {
-            if !leads.contains(id) && g.toposort().iter().any(|x| targets.contains(x) || leads.contains(&x.id())) {
-                leads.insert(*id);
+        for (view, g) in map.iter() {
+            if !leads.contains(view) && g.toposort().iter().any(|x| targets.contains(x) || leads.contains(x)) {
+                leads.insert(view.clone());
             }
         }
         if leads.len() == before {
@@ -64,10 +58,8 @@ pub(crate) fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
             if targets.contains(&n) {
                 continue;
             }
-            if let Some((w, g)) = map.get(&n.id()) {
-                if w.upgrade().as_ref() == Some(&n) && leads.contains(&n.id()) {
-                    sub.insert(n, g.clone());
-                }
+            if let Some(g) = map.get(&n).filter(|_| leads.contains(&n)) {
+                sub.insert(n, g.clone());
             }
         }
         if sub.is_empty() {
@@ -129,22 +121,13 @@ impl Tensor {
 /// gradient of its sliding-window view (scatter-adds with div/mod index math).
 pub(crate) type CustomGradient = Arc<dyn Fn(&Tensor, &FxHashSet<UOp>) -> Vec<(UOp, Tensor)> + Send + Sync>;
 
-type CustomGradients = Mutex<FxHashMap<usize, (WeakUOp, CustomGradient)>>;
-static CUSTOM_GRADIENTS: OnceLock<CustomGradients> = OnceLock::new();
-
-fn custom_gradients() -> &'static CustomGradients {
-    CUSTOM_GRADIENTS.get_or_init(|| Mutex::new(FxHashMap::default()))
-}
+static CUSTOM_GRADIENTS: NodeTable<CustomGradient> = NodeTable::new();
 
 /// Gives `node` its own backward (kept while the node lives).
 pub(crate) fn set_custom_gradient(node: &UOp, f: CustomGradient) {
-    let mut map = custom_gradients().lock().unwrap_or_else(|e| e.into_inner());
-    map.retain(|_, (w, _)| w.is_alive());
-    map.insert(node.id(), (node.downgrade(), f));
+    CUSTOM_GRADIENTS.insert(node, f);
 }
 
 pub(crate) fn custom_gradient(node: &UOp) -> Option<CustomGradient> {
-    let map = custom_gradients().lock().unwrap_or_else(|e| e.into_inner());
-    let (w, f) = map.get(&node.id())?;
-    (w.upgrade().as_ref() == Some(node)).then(|| f.clone())
+    CUSTOM_GRADIENTS.get(node)
 }

@@ -2,6 +2,7 @@
 
 pub mod dtype;
 pub mod node;
+pub mod node_table;
 pub mod ops;
 pub mod pattern;
 pub mod print;
