@@ -11,7 +11,7 @@ pub fn getenv_int(name: &str, default: i64) -> i64 {
 /// `DEBUG`, read once per process.
 pub fn debug_level() -> i64 {
     static LEVEL: OnceLock<i64> = OnceLock::new();
-    *LEVEL.get_or_init(|| getenv_int("DEBUG", 0))
+    *LEVEL.get_or_init(|| crate::flags::int("DEBUG"))
 }
 
 /// A stable 128-bit hash (two FNV-1a lanes) as 32 hex digits; used for on-disk cache keys, so it
@@ -31,7 +31,7 @@ pub fn stable_hash_hex(parts: &[&[u8]]) -> String {
 /// The user's cache directory for ferrograd: `$FERROGRAD_CACHE`, else `$XDG_CACHE_HOME/ferrograd`,
 /// else `~/.cache/ferrograd`, else the system temp dir.
 pub fn cache_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("FERROGRAD_CACHE") {
+    if let Some(p) = crate::flags::text("FERROGRAD_CACHE") {
         return PathBuf::from(p);
     }
     if let Ok(p) = std::env::var("XDG_CACHE_HOME") {

@@ -83,7 +83,7 @@ pub struct TinyJit {
 }
 
 fn jit_enabled() -> bool {
-    crate::helpers::getenv_int("JIT", 1) != 0
+    crate::flags::int("JIT") != 0
 }
 
 fn buffer_of_input(t: &Tensor) -> Result<Arc<Buffer>> {

@@ -10,6 +10,7 @@ pub mod codegen;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod flags;
 pub mod gradient;
 pub mod helpers;
 pub mod jit;

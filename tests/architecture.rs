@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// The stages, lowest first. A file's stage is its top folder under `src/` (or its name for a
 /// file directly in `src/`).
 const STAGES: &[&[&str]] = &[
-    &["helpers", "error"],
+    &["helpers", "error", "flags"],
     &["uop"],
     &["renderer"],
     &["runtime"],

@@ -67,7 +67,7 @@ pub fn get_program(ast: &UOp, renderer: &dyn Renderer, opts: Option<&[Opt]>) -> 
     let ast = prepare(ast);
     match opts {
         Some(o) => build(&ast, renderer, o).unwrap_or_else(|e| panic!("{}: {e}", kernel_name(&ast))),
-        None if crate::helpers::getenv_int("NOOPT", 0) != 0 => {
+        None if crate::flags::int("NOOPT") != 0 => {
             build(&ast, renderer, &[]).unwrap_or_else(|e| panic!("{}: {e}", kernel_name(&ast)))
         }
         None => heuristic_program(&ast, renderer),

@@ -235,7 +235,7 @@ impl Linearizer {
 /// Accumulator lanes sharing a loop (a register tile) from which unrolled dot products accumulate
 /// as one FMA chain: 8 vectors of 16 lanes keep two FMA units with 4-cycle latency busy.
 fn fma_chain_min_accumulators() -> usize {
-    crate::helpers::getenv_int("FMA_CHAIN", 128) as usize
+    crate::flags::int("FMA_CHAIN") as usize
 }
 
 /// The ranges each node depends on. REDUCEs over the same ranges share one loop nest, so each

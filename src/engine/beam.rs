@@ -105,7 +105,7 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Backend, width:
         }
     }
     let (best_time, best) = beam.swap_remove(0);
-    if debug_level() >= 1 || crate::helpers::getenv_int("BEAM_VERBOSE", 1) != 0 {
+    if debug_level() >= 1 || crate::flags::int("BEAM_VERBOSE") != 0 {
         eprintln!(
             "BEAM {width}: {} searched {tried} candidates in {:.2} s: {:.1} us -> {:.1} us with {:?}",
             base_time_name(ast, device),

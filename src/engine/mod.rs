@@ -91,7 +91,7 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
             if debug_level() >= 5 {
                 eprintln!("{}", crate::uop::print::format_graph(ast));
             }
-            let beam = crate::helpers::getenv_int("BEAM", 0);
+            let beam = crate::flags::int("BEAM");
             let opts =
                 if beam > 0 { beam::beam_search(ast, &items[i].bufs, device.as_ref(), beam as usize)? } else { None };
             let spec = get_program(ast, device.renderer(), opts.as_deref());

@@ -59,7 +59,7 @@ const MNIST_FILES: [MnistFile; 4] = [
 /// possible the error lists the missing files and where to put them.
 pub fn mnist() -> Result<(Tensor, Tensor, Tensor, Tensor)> {
     let env: BTreeMap<String, String> =
-        std::env::var("MNIST_DIR").map(|v| ("MNIST_DIR".into(), v)).into_iter().collect();
+        crate::flags::text("MNIST_DIR").map(|v| ("MNIST_DIR".into(), v)).into_iter().collect();
     let dirs = mnist_dirs(&env, &crate::helpers::cache_dir());
     if let Some(dir) = dirs.iter().find(|d| missing_mnist_files(d).is_empty()) {
         return mnist_from(dir);

@@ -47,7 +47,7 @@ fn runs(prog: &str) -> bool {
 impl CCompiler {
     /// `CC` from the environment; else clang when installed; else `cc`.
     pub fn from_env() -> CCompiler {
-        if let Some(cc) = std::env::var("CC").ok().filter(|s| !s.trim().is_empty()) {
+        if let Some(cc) = crate::flags::text("CC") {
             return CCompiler::new(cc.trim());
         }
         static DEFAULT: OnceLock<String> = OnceLock::new();

@@ -103,7 +103,7 @@ pub fn get_device(name: &str) -> Result<Arc<dyn Backend>> {
 /// (canonical form; an unknown or unavailable device is an error when it is used), else the
 /// first default candidate of [`DEVICES`] that opens.
 pub fn default_device_label() -> String {
-    if let Some(dev) = std::env::var("DEV").ok().filter(|d| !d.trim().is_empty()) {
+    if let Some(dev) = crate::flags::text("DEV") {
         return canonical_name(&dev);
     }
     default_device_name().unwrap_or_else(|_| "CPU".to_string())
@@ -115,10 +115,8 @@ pub fn default_device_name() -> Result<String> {
     static DEFAULT: OnceLock<std::result::Result<String, String>> = OnceLock::new();
     DEFAULT
         .get_or_init(|| {
-            if let Ok(dev) = std::env::var("DEV") {
-                if !dev.trim().is_empty() {
-                    return get_device(&dev).map(|d| d.name().to_string()).map_err(|e| e.to_string());
-                }
+            if let Some(dev) = crate::flags::text("DEV") {
+                return get_device(&dev).map(|d| d.name().to_string()).map_err(|e| e.to_string());
             }
             for kind in DEVICES.iter().filter(|d| d.default_candidate && d.open.is_some()) {
                 if let Ok(d) = get_device(kind.name) {

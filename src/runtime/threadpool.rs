@@ -81,7 +81,7 @@ impl ThreadPool {
 
 /// Number of cores kernels may use (`THREADS` overrides).
 pub fn cores() -> usize {
-    let n = crate::helpers::getenv_int("THREADS", 0);
+    let n = crate::flags::int("THREADS");
     if n > 0 {
         return n as usize;
     }

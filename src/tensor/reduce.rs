@@ -7,7 +7,7 @@ use crate::uop::{Arg, DType, Ops, UOp};
 /// Reduced elements per output from which a reduce is split in two kernels (`SPLIT_REDUCE`
 /// overrides; 0 never splits).
 fn split_reduce_threshold() -> usize {
-    match crate::helpers::getenv_int("SPLIT_REDUCE", 1 << 15) {
+    match crate::flags::int("SPLIT_REDUCE") {
         0 => usize::MAX,
         n => n as usize,
     }

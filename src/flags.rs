@@ -1,0 +1,63 @@
+//! Every environment variable ferrograd reads, with its default and meaning. Code reads them
+//! through `int` and `text` (a name missing from the table is a bug, caught the first time the
+//! code runs), and the README's table is checked against this one (`tests/flags.rs`).
+
+/// One environment variable.
+pub struct Flag {
+    pub name: &'static str,
+    /// The value when unset ("" for none).
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+pub const FLAGS: &[Flag] = &[
+    Flag {
+        name: "DEBUG",
+        default: "0",
+        doc: "1: kernels scheduled per realize; 2: one `***` line per kernel run (device, name, time, GFLOPS, GB/s); 3: the optimizations applied, in the `OPTS=` syntax of `examples/matmul_opts` (`T0:2 U1:16 R2:4`); 4: generated source; 5: the kernel AST; 6: the kernel after each named codegen pass (`codegen/passes.rs`)",
+    },
+    Flag { name: "DEV", default: "", doc: "device to use (above)" },
+    Flag { name: "NOOPT", default: "0", doc: "1: no kernel optimizations (plain loops)" },
+    Flag {
+        name: "BEAM",
+        default: "0",
+        doc: "n > 0: time candidate optimizations on the device, keep the best n, cache the winner on disk (a second run does no search)",
+    },
+    Flag { name: "BEAM_VERBOSE", default: "1", doc: "0: BEAM does not print the opts it chose" },
+    Flag {
+        name: "SPLIT_REDUCE",
+        default: "32768",
+        doc: "elements per output from which a reduce runs as two kernels: on GPU-style devices into 8–256 slices, on the CPU one slice per thread when there are fewer outputs than threads (0 never)",
+    },
+    Flag {
+        name: "FMA_CHAIN",
+        default: "128",
+        doc: "register-tile lanes from which unrolled dot products accumulate as one FMA chain",
+    },
+    Flag { name: "JIT", default: "1", doc: "0 disables TinyJit capture" },
+    Flag { name: "CC", default: "", doc: "C compiler for the CPU device (default: clang, else cc)" },
+    Flag { name: "THREADS", default: "0", doc: "CPU threads for THREAD axes (0: one per core)" },
+    Flag { name: "MNIST_DIR", default: "", doc: "where the MNIST files are" },
+    Flag {
+        name: "FERROGRAD_CACHE",
+        default: "",
+        doc: "the kernel and self-test cache folder (default `$XDG_CACHE_HOME/ferrograd`, else `~/.cache/ferrograd`)",
+    },
+];
+
+fn flag(name: &str) -> &'static Flag {
+    FLAGS.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("flags: {name} is not in flags::FLAGS"))
+}
+
+/// The variable's text, or `None` when unset or blank.
+pub fn text(name: &str) -> Option<String> {
+    let f = flag(name);
+    std::env::var(f.name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The variable as an integer (its default when unset or not a number).
+pub fn int(name: &str) -> i64 {
+    let f = flag(name);
+    let default = f.default.parse().unwrap_or(0);
+    text(name).and_then(|v| v.trim().parse().ok()).unwrap_or(default)
+}
