@@ -6,7 +6,7 @@ use super::graph::{Bin, Dt, Graph, Op, Red, Rng, Un};
 use super::reference::{input_data, E};
 use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, format_opts, kernel_ranges, Opt, OptKind};
 use ferrograd::codegen::{heuristic_opts, prepare, try_program, ProgramSpec};
-use ferrograd::runtime::{get_device, Buffer, Device, DeviceMemory};
+use ferrograd::runtime::{get_device, Backend, Buffer, DeviceMemory};
 use ferrograd::schedule::{create_schedule, ItemKind, ScheduleItem};
 use ferrograd::tensor::ConvOpts;
 use ferrograd::Tensor;
@@ -54,7 +54,7 @@ pub enum Failure {
 
 /// One graph prepared for one device and mode: its schedule and a kernel spec per kernel item.
 pub struct Job {
-    pub device: Arc<dyn Device>,
+    pub device: Arc<dyn Backend>,
     pub items: Vec<ScheduleItem>,
     pub specs: Vec<Option<Arc<ProgramSpec>>>,
     pub outputs: Vec<(Arc<Buffer>, Dt)>,
@@ -204,7 +204,7 @@ fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
 }
 
 /// A random list of legal opts: BEAM's candidates one after another.
-fn random_opts(ast: &ferrograd::UOp, start: Vec<Opt>, extra: usize, rng: &mut Rng, device: &dyn Device) -> Vec<Opt> {
+fn random_opts(ast: &ferrograd::UOp, start: Vec<Opt>, extra: usize, rng: &mut Rng, device: &dyn Backend) -> Vec<Opt> {
     let target = device.renderer().target();
     let mut opts = start;
     for _ in 0..extra {
@@ -270,8 +270,9 @@ pub fn prepare_job(g: &Graph, device: &str, mode: Mode) -> Result<Job, Failure> 
                     let mut opts = random_opts(&ast, start, extra, &mut rng, dev2.as_ref());
                     // Too large a program is refused (that is the size budget working): drop opts.
                     loop {
-                        let tried = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| try_program(&item.ast, r, &opts)))
-                            .unwrap_or_else(|p| panic!("opts `{}`: {}", format_opts(&opts), panic_text(p)));
+                        let tried =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| try_program(&item.ast, r, &opts)))
+                                .unwrap_or_else(|p| panic!("opts `{}`: {}", format_opts(&opts), panic_text(p)));
                         match tried {
                             Ok(s) => return Ok(s),
                             Err(_) if !opts.is_empty() => {

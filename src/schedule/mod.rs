@@ -7,6 +7,7 @@
 
 pub mod rangeify;
 pub mod realized;
+mod split_reduce;
 
 pub use realized::existing_buffer;
 use realized::record_assigned;
@@ -179,6 +180,10 @@ pub fn create_schedule(outs: &[UOp]) -> Schedule {
 /// `record`: remember the ASSIGNs as done (only for a schedule that will run; counting kernels
 /// must not make a later realize skip the assign).
 fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
+    // Device-dependent graph rewrites first; `origin` maps a rebuilt node to the one the
+    // tensors hold (a rebuilt ASSIGN is remembered as done under its original).
+    let (outs, origin) = split_reduce::split_long_reduces(outs);
+    let outs = outs.as_slice();
     let topo = toposort_many(outs);
     let mat = find_materialized(outs, &topo);
     let max_numel = topo.iter().filter_map(|n| n.try_shape()).map(|s| s.iter().product::<usize>()).max().unwrap_or(1);
@@ -218,7 +223,7 @@ fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
             items.push(ScheduleItem { kind: ItemKind::Kernel, ast, bufs: r.bufs, device: device_name, assign });
         }
         if record && n.op() == Ops::ASSIGN {
-            record_assigned(n, &out);
+            record_assigned(origin.get(n).unwrap_or(n), &out);
         }
         realized.insert(n.clone(), out);
     }

@@ -4,54 +4,15 @@ use super::shape_args::resolve_axes;
 use super::{IntoAxes, Tensor};
 use crate::uop::{Arg, DType, Ops, UOp};
 
-/// Reduced elements per output from which a reduce is split in two kernels (`SPLIT_REDUCE`
-/// overrides; 0 never splits).
-fn split_reduce_threshold() -> usize {
-    match crate::flags::int("SPLIT_REDUCE") {
-        0 => usize::MAX,
-        n => n as usize,
-    }
-}
-
 impl Tensor {
     /// The primitive: reduce `axes` with `op` (ADD, MUL, MAX), keeping them as size 1.
+    /// (A long reduce is split in two kernels by the scheduler, `schedule/split_reduce.rs`.)
     fn reduce_keep(&self, op: Ops, axes: &[usize]) -> Tensor {
         if axes.is_empty() {
             return self.clone();
         }
-        if let Some(split) = self.split_reduce(op, axes) {
-            return split;
-        }
-        self.reduce_node(op, axes)
-    }
-
-    fn reduce_node(&self, op: Ops, axes: &[usize]) -> Tensor {
         let u = self.uop();
         Tensor::from_uop(UOp::new(Ops::REDUCE_AXIS, u.dtype(), vec![u], Arg::Reduce(op, axes.to_vec())))
-    }
-
-    /// A long reduce (at least 2^15 elements per output) in two kernels, as tinygrad's
-    /// split_reduceop: the reduced elements are split into `g` slices (`split_slices`), the first
-    /// kernel reduces each slice (`g` times as many outputs, so every compute unit or thread gets
-    /// work), the second the `g` partial results. `None` where no split applies.
-    fn split_reduce(&self, op: Ops, axes: &[usize]) -> Option<Tensor> {
-        let shape = self.shape();
-        let r: usize = axes.iter().map(|&a| shape[a]).product();
-        if r < split_reduce_threshold() {
-            return None;
-        }
-        let outputs = shape.iter().product::<usize>() / r.max(1);
-        let g = split_slices(&self.device(), r, outputs)?;
-        let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
-        let order: Vec<usize> = kept.iter().chain(axes).copied().collect();
-        let mut split_shape: Vec<usize> = kept.iter().map(|&a| shape[a]).collect();
-        let k = split_shape.len();
-        split_shape.extend([g, r / g]);
-        let partial = self.permute(order).reshape(split_shape).reduce_node(op, &[k + 1]).contiguous();
-        let total = partial.reduce_node(op, &[k]);
-        let keep_shape: Vec<usize> =
-            shape.iter().enumerate().map(|(i, &d)| if axes.contains(&i) { 1 } else { d }).collect();
-        Some(total.reshape(keep_shape))
     }
 
     pub(crate) fn reduce(&self, name: &str, op: Ops, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
@@ -144,18 +105,4 @@ impl Tensor {
     pub fn mean_keepdim(&self, axes: impl IntoAxes) -> Tensor {
         self.mean_impl(axes.into_axes(), true)
     }
-}
-
-/// How many slices a reduce of `r` elements into `outputs` outputs is split into on `device`:
-/// on devices with work groups (GPUs) the largest divisor of `r` in 8..=256; on a CPU with a
-/// thread pool, one per thread when there are fewer outputs than threads (each thread then
-/// streams one slice; more slices would only give the C compiler outputs to vectorize across).
-fn split_slices(device: &str, r: usize, outputs: usize) -> Option<usize> {
-    let device = crate::runtime::get_device(device).ok()?;
-    let target = device.renderer().target();
-    if target.has_local {
-        return (8..=256).rev().find(|g| r.is_multiple_of(*g));
-    }
-    let t = target.threads;
-    (target.has_threads && t > 1 && outputs < t && r.is_multiple_of(t)).then_some(t)
 }
