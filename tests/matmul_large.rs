@@ -62,3 +62,20 @@ fn packed_matmul_values_batches_and_gradients() {
         }
     }
 }
+
+fn kernels(t: &Tensor) -> usize {
+    use ferrograd::schedule::{create_schedule, ItemKind};
+    create_schedule(&[t.uop()]).items.iter().filter(|i| i.kind == ItemKind::Kernel).count()
+}
+
+#[test]
+fn the_scheduler_packs_only_large_right_operands_on_simd_cpus() {
+    let simd = ferrograd::runtime::get_device("CPU").unwrap().renderer().target().simd_bytes > 0;
+    let a = Tensor::from_vec(data(6 * 256, 3), [6, 256]).realize().unwrap();
+    let big = Tensor::from_vec(data(256 * 16384, 4), [256, 16384]).realize().unwrap();
+    let small = Tensor::from_vec(data(256 * 1024, 5), [256, 1024]).realize().unwrap();
+    if a.device() == "CPU" {
+        assert_eq!(kernels(&a.matmul(&big)), if simd { 2 } else { 1 }, "4M-element b: panel copy + matmul");
+    }
+    assert_eq!(kernels(&a.matmul(&small)), 1, "256K-element b: no copy");
+}

@@ -5,6 +5,8 @@
 //! consumer — recomputing it per broadcast element would multiply the work. Everything else
 //! fuses into the kernel of the materialized node that consumes it.
 
+pub mod graph_rules;
+mod pack_panels;
 pub mod rangeify;
 pub mod realized;
 mod split_reduce;
@@ -182,7 +184,7 @@ pub fn create_schedule(outs: &[UOp]) -> Schedule {
 fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
     // Device-dependent graph rewrites first; `origin` maps a rebuilt node to the one the
     // tensors hold (a rebuilt ASSIGN is remembered as done under its original).
-    let (outs, origin) = split_reduce::split_long_reduces(outs);
+    let (outs, origin) = graph_rules::apply_graph_rules(outs);
     let outs = outs.as_slice();
     let topo = toposort_many(outs);
     let mat = find_materialized(outs, &topo);

@@ -1,10 +1,10 @@
-//! The device-dependent rewrite of the tensor graph before kernels are cut: a long reduce
+//! A graph rule (see `graph_rules`): a long reduce
 //! (at least `SPLIT_REDUCE` elements per output, 2^15 by default) runs as two kernels, as
 //! tinygrad's split_reduceop. The reduced elements are split into `g` slices; the first kernel
 //! reduces each slice (`g` times as many outputs, so every compute unit or thread gets work),
 //! the second the `g` partial results.
 
-use crate::uop::{Arg, FxHashMap, Ops, UOp};
+use crate::uop::{Arg, Ops, UOp};
 
 /// Reduced elements per output from which a reduce is split (`SPLIT_REDUCE`; 0 never splits).
 fn threshold() -> usize {
@@ -28,36 +28,6 @@ fn slices(device: &str, r: usize, outputs: usize) -> Option<usize> {
     (target.has_threads && t > 1 && outputs < t && r.is_multiple_of(t)).then_some(t)
 }
 
-/// `outs` with every long reduce split, and for each rebuilt node the node it replaces.
-pub(crate) fn split_long_reduces(outs: &[UOp]) -> (Vec<UOp>, FxHashMap<UOp, UOp>) {
-    let limit = threshold();
-    let topo = crate::uop::node::toposort_many(outs);
-    if !topo.iter().any(|n| n.op() == Ops::REDUCE_AXIS && reduced_elements(n) >= limit) {
-        return (outs.to_vec(), FxHashMap::default());
-    }
-    let mut new: FxHashMap<UOp, UOp> = FxHashMap::default();
-    let mut origin: FxHashMap<UOp, UOp> = FxHashMap::default();
-    for n in &topo {
-        // Memory already (a buffer, or an assign that ran): its graph is not rebuilt, or the
-        // rebuilt assign would run again.
-        if super::realized::existing_buffer(n).is_some() {
-            new.insert(n.clone(), n.clone());
-            continue;
-        }
-        let src: Vec<UOp> = n.src().iter().map(|s| new[s].clone()).collect();
-        let rebuilt = if src.iter().zip(n.src()).all(|(a, b)| a == b) { n.clone() } else { n.with_src(src) };
-        let rebuilt = match split(&rebuilt, limit) {
-            Some(s) => s,
-            None => rebuilt,
-        };
-        if &rebuilt != n {
-            origin.insert(rebuilt.clone(), n.clone());
-        }
-        new.insert(n.clone(), rebuilt);
-    }
-    (outs.iter().map(|o| new[o].clone()).collect(), origin)
-}
-
 fn reduced_elements(n: &UOp) -> usize {
     let Arg::Reduce(_, axes) = n.arg() else { return 0 };
     let shape = n.src()[0].shape();
@@ -65,13 +35,13 @@ fn reduced_elements(n: &UOp) -> usize {
 }
 
 /// The two-kernel form of a REDUCE_AXIS node, or `None` where no split applies.
-fn split(n: &UOp, limit: usize) -> Option<UOp> {
+pub(crate) fn split_reduce(n: &UOp) -> Option<UOp> {
     if n.op() != Ops::REDUCE_AXIS {
         return None;
     }
     let Arg::Reduce(op, axes) = n.arg() else { return None };
     let r = reduced_elements(n);
-    if r < limit {
+    if r < threshold() {
         return None;
     }
     let x = &n.src()[0];

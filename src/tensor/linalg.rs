@@ -19,18 +19,8 @@ impl Tensor {
         let (ba, bb) = (&ash[..ash.len() - 2], &bsh[..bsh.len() - 2]);
         let batch_ok = ba.iter().rev().zip(bb.iter().rev()).all(|(&x, &y)| x == y || x == 1 || y == 1);
         assert!(batch_ok, "matmul: batch dims of shapes {sa:?} and {sb:?} cannot be broadcast");
-        let out = if bb.is_empty() && packs_panels(&b, k, m) {
-            // B copied into 32-column panels `[m/32, k, 32]`: each panel is contiguous, so the
-            // kernel streams it without the cache-set conflicts of a long power-of-two row
-            // stride (BLAS packs for the same reason); the panel's 32 columns are the SIMD axis.
-            let panels = b.reshape([k, m / PANEL, PANEL]).permute([1, 0, 2]).contiguous();
-            let mut a_shape = ba.to_vec();
-            a_shape.extend([n, 1, k, 1]);
-            let out = (a.reshape(a_shape) * panels.reshape([1, m / PANEL, k, PANEL])).sum_axis(-2);
-            let mut out_shape = ba.to_vec();
-            out_shape.extend([n, m]);
-            out.reshape(out_shape)
-        } else {
+        // (On a SIMD CPU the scheduler reads a large `b` from packed panels: `schedule/pack_panels.rs`.)
+        let out = {
             let mut a_shape = ba.to_vec();
             a_shape.extend([n, 1, k]);
             let mut b_shape = bb.to_vec();
@@ -188,17 +178,4 @@ impl Tensor {
 /// The first pair of positions holding the same letter.
 fn repeated(s: &[char]) -> Option<(usize, usize)> {
     (0..s.len()).find_map(|i| (i + 1..s.len()).find(|&j| s[j] == s[i]).map(|j| (i, j)))
-}
-
-/// Columns per panel of a packed matmul operand: two 16-lane f32 vectors.
-const PANEL: usize = 32;
-
-/// Whether a matmul packs its (2-D) right operand `b` (`k` x `m`) into panels: on devices with
-/// SIMD vectors (CPUs), when `b` is large (4M elements or more: below that the copy costs more
-/// than it saves, 1024x1024 runs at the same speed unpacked) and splits into whole panels.
-fn packs_panels(b: &Tensor, k: usize, m: usize) -> bool {
-    if !m.is_multiple_of(PANEL) || k * m < 1 << 22 || !b.dtype().is_float() {
-        return false;
-    }
-    crate::runtime::get_device(&b.device()).is_ok_and(|d| d.renderer().target().simd_bytes > 0)
 }

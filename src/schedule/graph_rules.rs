@@ -1,0 +1,50 @@
+//! Device-dependent rewrites of the tensor graph, applied when it is scheduled (never while it
+//! is built, so the front end decides nothing about layout). Each rule looks at one node (its
+//! sources already rewritten) and returns its replacement or `None`:
+//! - `split_reduce`: a long reduce runs as two kernels;
+//! - `pack_panels`: the right operand of a large matmul on a SIMD CPU is copied into panels.
+
+use super::pack_panels::pack_panels;
+use super::realized::existing_buffer;
+use super::split_reduce::split_reduce;
+use crate::uop::node::toposort_many;
+use crate::uop::{FxHashMap, UOp};
+
+/// A named rule.
+pub type GraphRule = (&'static str, fn(&UOp) -> Option<UOp>);
+
+pub const GRAPH_RULES: &[GraphRule] = &[("split_reduce", split_reduce), ("pack_panels", pack_panels)];
+
+/// `outs` rewritten by the rules, and for each rebuilt node the node it replaces (a rebuilt
+/// ASSIGN is remembered as done under the node the tensors hold).
+pub(crate) fn apply_graph_rules(outs: &[UOp]) -> (Vec<UOp>, FxHashMap<UOp, UOp>) {
+    let topo = toposort_many(outs);
+    // Rules look at shapes and devices, which rewriting keeps: if none applies to the graph as
+    // it is, none applies at all.
+    if !topo.iter().any(|n| GRAPH_RULES.iter().any(|(_, rule)| rule(n).is_some())) {
+        return (outs.to_vec(), FxHashMap::default());
+    }
+    let mut new: FxHashMap<UOp, UOp> = FxHashMap::default();
+    let mut origin: FxHashMap<UOp, UOp> = FxHashMap::default();
+    for n in &topo {
+        // Memory already (a buffer, or an assign that ran): its graph is not rebuilt, or the
+        // rebuilt assign would run again.
+        if existing_buffer(n).is_some() {
+            new.insert(n.clone(), n.clone());
+            continue;
+        }
+        let src: Vec<UOp> = n.src().iter().map(|s| new[s].clone()).collect();
+        let mut rebuilt = if src.iter().zip(n.src()).all(|(a, b)| a == b) { n.clone() } else { n.with_src(src) };
+        for (_, rule) in GRAPH_RULES {
+            if let Some(r) = rule(&rebuilt) {
+                rebuilt = r;
+                break;
+            }
+        }
+        if &rebuilt != n {
+            origin.insert(rebuilt.clone(), n.clone());
+        }
+        new.insert(n.clone(), rebuilt);
+    }
+    (outs.iter().map(|o| new[o].clone()).collect(), origin)
+}

@@ -1,0 +1,86 @@
+//! A graph rule (see `graph_rules`): a large matmul on a SIMD CPU reads its right operand from
+//! panels. `a @ b` is built as `(a[.., n, 1, k] * b.T[1, m, k]).sum(-1)`; when `b` is a 2-D
+//! float `[k, m]` with `m` a multiple of 32 and at least 4M elements, `b` is first copied into
+//! panels `[m/32, k, 32]`: each panel is contiguous, so the kernel streams it without the
+//! cache-set conflicts of a long power-of-two row stride (BLAS packs for the same reason), and
+//! a panel's 32 columns are the SIMD axis. Below 4M elements the copy costs more than it saves.
+
+use crate::uop::{Arg, Ops, UOp};
+
+/// Columns per panel: two 16-lane f32 vectors.
+const PANEL: usize = 32;
+
+/// The packed form of `REDUCE_AXIS(ADD, last)(MUL(A, B))` (or of a CAST of the MUL) where `B` broadcasts `b.T` of a 2-D
+/// `b`, or `None`.
+pub(crate) fn pack_panels(n: &UOp) -> Option<UOp> {
+    let Arg::Reduce(Ops::ADD, axes) = n.arg() else { return None };
+    // 16-bit floats are summed in f32: the product is cast first.
+    let (x, cast_to) = match &n.src()[0] {
+        c if c.op() == Ops::CAST => (&c.src()[0], Some(c.dtype())),
+        x => (x, None),
+    };
+    let rank = x.shape().len();
+    if n.op() != Ops::REDUCE_AXIS || axes.as_slice() != [rank - 1] || rank < 3 || x.op() != Ops::MUL {
+        return None;
+    }
+    let (lhs, rhs) = (&x.src()[0], &x.src()[1]);
+    let (a, b) = match (transposed_source(rhs), transposed_source(lhs)) {
+        (Some(b), _) => (lhs, b),
+        (None, Some(b)) => (rhs, b),
+        _ => return None,
+    };
+    let (k, m) = (b.shape()[0], b.shape()[1]);
+    let full = x.shape();
+    if !b.dtype().is_float() || !m.is_multiple_of(PANEL) || k * m < 1 << 22 || full[rank - 2] != m {
+        return None;
+    }
+    // `a` broadcast along m: its source has 1 there.
+    let a_src = if a.op() == Ops::EXPAND { &a.src()[0] } else { return None };
+    if a_src.shape()[rank - 2] != 1 || a_src.shape()[rank - 1] != k {
+        return None;
+    }
+    let simd = crate::runtime::get_device(b.device()?).is_ok_and(|d| d.renderer().target().simd_bytes > 0);
+    if !simd {
+        return None;
+    }
+    let dt = b.dtype();
+    let node = |op, src: UOp, arg| UOp::new(op, src.dtype(), vec![src], arg);
+    let panels = node(Ops::RESHAPE, b.clone(), Arg::Shape(vec![k, m / PANEL, PANEL]));
+    let panels = node(Ops::PERMUTE, panels, Arg::Axes(vec![1, 0, 2]));
+    let panels = UOp::new(Ops::CONTIGUOUS, dt, vec![panels], Arg::None);
+    let lead = &full[..rank - 2];
+    let mut wide: Vec<usize> = lead.to_vec();
+    wide.extend([m / PANEL, k, PANEL]);
+    let mut panel_shape = vec![1; lead.len()];
+    panel_shape.extend([m / PANEL, k, PANEL]);
+    let panels = node(Ops::EXPAND, node(Ops::RESHAPE, panels, Arg::Shape(panel_shape)), Arg::Shape(wide.clone()));
+    let mut a_shape: Vec<usize> = a_src.shape()[..rank - 2].to_vec();
+    a_shape.extend([1, k, 1]);
+    let a_wide = node(Ops::EXPAND, node(Ops::RESHAPE, a_src.clone(), Arg::Shape(a_shape)), Arg::Shape(wide));
+    let prod = UOp::new(Ops::MUL, x.dtype(), vec![a_wide, panels], Arg::None);
+    let prod = match cast_to {
+        Some(dt) => prod.cast(dt),
+        None => prod,
+    };
+    let summed = UOp::new(Ops::REDUCE_AXIS, n.dtype(), vec![prod], Arg::Reduce(Ops::ADD, vec![rank - 1]));
+    Some(node(Ops::RESHAPE, summed, Arg::Shape(n.shape().to_vec())))
+}
+
+/// The 2-D `b` when `u` is `b.T` (a `[k, m]` transposed) reshaped with leading 1s and
+/// expanded: `EXPAND(RESHAPE*(PERMUTE[1, 0](b)))`.
+fn transposed_source(u: &UOp) -> Option<UOp> {
+    let mut cur = if u.op() == Ops::EXPAND { u.src()[0].clone() } else { u.clone() };
+    while cur.op() == Ops::RESHAPE {
+        let s = cur.shape();
+        let inner = cur.src()[0].shape();
+        let lead_ones = s.len() >= 2 && s[..s.len() - 2].iter().all(|&d| d == 1);
+        if !lead_ones || inner.len() < 2 || inner[inner.len() - 2..] != s[s.len() - 2..] {
+            return None;
+        }
+        cur = cur.src()[0].clone();
+    }
+    match (cur.op(), cur.arg()) {
+        (Ops::PERMUTE, Arg::Axes(order)) if order.as_slice() == [1, 0] => Some(cur.src()[0].clone()),
+        _ => None,
+    }
+}
