@@ -1,0 +1,50 @@
+//! Helpers every C-style prelude shares, as macros so each dialect's prelude is one `concat!`.
+
+/// The 16-bit float conversions every C-style dialect shares (f16 and bf16 are stored as
+/// 16-bit integers and computed in float), written once over four per-dialect macros: `FG_FN`
+/// (function qualifiers), `FG_F2U`/`FG_U2F` (float <-> bits) and `FG_RINT` (round to nearest
+/// even). Bit-exact with the `half` crate.
+macro_rules! half_prelude {
+    () => {
+        r#"/* f16 and bf16 are stored as 16-bit integers and computed in float. */
+FG_FN float __h2f(unsigned short h) {
+  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
+  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
+  return FG_U2F(u);
+}
+FG_FN unsigned short __f2h(float f) {
+  unsigned int u = FG_F2U(f);
+  unsigned int s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u);
+  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
+  if (a < 0x38800000u) return (unsigned short)(s | (unsigned int)FG_RINT(FG_U2F(a) * 16777216.0f));
+  return (unsigned short)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
+}
+FG_FN float __bf2f(unsigned short b) { return FG_U2F((unsigned int)b << 16); }
+FG_FN unsigned short __f2bf(float f) {
+  unsigned int u = FG_F2U(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+"#
+    };
+}
+
+/// Float to integer conversions with one defined meaning on every device (the interpreter's,
+/// Rust's `as`): truncate toward zero, saturate at the target's range, NaN is 0. A plain C cast
+/// is undefined there (x86 gives INT_MIN). OpenCL C has these as `convert_T_sat_rtz`.
+macro_rules! saturating_casts_prelude {
+    () => {
+        r#"#define FG_SAT(T, NAME, LO, HI) FG_FN T NAME(double x) { return x != x ? (T)0 : x <= (double)(LO) ? (T)(LO) : x >= (double)(HI) ? (T)(HI) : (T)x; }
+FG_SAT(signed char, __sat_i8, -128, 127)
+FG_SAT(unsigned char, __sat_u8, 0, 255)
+FG_SAT(short, __sat_i16, -32768, 32767)
+FG_SAT(unsigned short, __sat_u16, 0, 65535)
+FG_SAT(int, __sat_i32, (-2147483647-1), 2147483647)
+FG_SAT(unsigned int, __sat_u32, 0, 4294967295u)
+FG_SAT(long long, __sat_i64, (-9223372036854775807ll-1), 9223372036854775807ll)
+FG_SAT(unsigned long long, __sat_u64, 0, 18446744073709551615ull)
+"#
+    };
+}
