@@ -1,21 +1,12 @@
-//! OpenCL (`DEV=CL`, `CL:1`, …): renders OpenCL C, builds it with the driver, launches one work
-//! item per global index. `opencl3` loads `libOpenCL.so.1` at run time, so building needs no
-//! OpenCL SDK, and a machine without a loader, a driver (ICD) or a device gets
-//! `Error::DeviceUnavailable` saying what to install. CI runs this device on PoCL (a CPU
-//! OpenCL); the same code drives GPU drivers.
-//!
-//! Device `CL:n` is the n-th device over all platforms, in platform order. Programs are cached
-//! by source hash in the shared `compile_cache`; the uncached kernels of one compile call are
-//! built in parallel (the driver keeps its own on-disk cache; PoCL's is under `POCL_CACHE_DIR`).
+//! The OpenCL device: platform and device discovery, memory, the compile cache.
 
-use super::backend::{Backend, DeviceMemory, Program};
-use super::compile_cache::{CompileCache, Todo};
 use crate::error::{Error, Result};
 use crate::helpers::{debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{opencl_dialect, CStyleRenderer};
 use crate::renderer::ProgramSpec;
 use crate::renderer::{Renderer, Target};
-use crate::uop::{Arg, DType, Ops, Scalar};
+use crate::runtime::backend::{Backend, DeviceMemory, Program};
+use crate::runtime::compile_cache::{CompileCache, Todo};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device as ClDeviceInfo, CL_DEVICE_TYPE_ALL};
@@ -25,11 +16,13 @@ use opencl3::error_codes::{
 };
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
-use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::platform::get_platforms;
 use opencl3::program::Program as ClProgramObj;
-use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
+use opencl3::types::{cl_device_id, CL_BLOCKING};
 use std::sync::{Arc, Mutex};
+
+use super::program::{ArgLayout, BuiltKernel, ClMemory, ClProgram, ClShared};
 
 const INSTALL_HINT: &str = "install an OpenCL driver: on Debian/Ubuntu `apt-get install ocl-icd-libopencl1 \
                             pocl-opencl-icd` for the CPU (PoCL), or your GPU vendor's OpenCL driver; \
@@ -51,151 +44,6 @@ fn unavailable(device: &str, what: &str, e: ClError) -> Error {
     Error::DeviceUnavailable { device: device.to_string(), reason }
 }
 
-/// One allocation: a read-write OpenCL buffer (at least one byte: OpenCL has no empty buffers).
-pub struct ClMemory {
-    buf: Buffer<u8>,
-}
-
-impl ClMemory {
-    fn mem(&self) -> cl_mem {
-        self.buf.get()
-    }
-}
-
-/// Everything the device and its programs share (the queue is in order: launches and copies
-/// run in submission order).
-struct ClShared {
-    name: String,
-    device: ClDeviceInfo,
-    context: Context,
-    queue: CommandQueue,
-}
-
-/// How a kernel's arguments are laid out: buffer arguments (the DEFINE_GLOBAL index each one
-/// is), then symbolic variables (their dtypes), in the renderer's parameter order.
-#[derive(Clone)]
-struct ArgLayout {
-    bufs: Vec<usize>,
-    vars: Vec<DType>,
-}
-
-impl ArgLayout {
-    fn of(spec: &ProgramSpec) -> ArgLayout {
-        let mut bufs: Vec<usize> = Vec::new();
-        let mut vars: Vec<DType> = Vec::new();
-        for u in &spec.uops {
-            match u.op() {
-                Ops::DEFINE_GLOBAL => bufs.push(u.arg_int() as usize),
-                Ops::DEFINE_VAR if matches!(u.arg(), Arg::Var(..)) => vars.push(u.dtype()),
-                _ => {}
-            }
-        }
-        bufs.sort_unstable();
-        bufs.dedup();
-        // A spec given only as source: buffers 0..buf_count.
-        if spec.uops.is_empty() {
-            bufs = (0..spec.buf_count).collect();
-        }
-        ArgLayout { bufs, vars }
-    }
-}
-
-/// A built kernel, shared by every spec with the same source. `clSetKernelArg` is not thread
-/// safe, so setting arguments and enqueueing happen under the lock.
-struct BuiltKernel {
-    kernel: Mutex<Kernel>,
-    // Keeps the program alive while the kernel is.
-    _program: ClProgramObj,
-}
-
-/// A kernel with its launch geometry.
-pub struct ClProgram {
-    name: String,
-    shared: Arc<ClShared>,
-    built: Arc<BuiltKernel>,
-    layout: ArgLayout,
-    global: [usize; 3],
-    local: Option<[usize; 3]>,
-}
-
-impl ClProgram {
-    fn launch_err(&self, message: String) -> Error {
-        Error::Launch { device: self.shared.name.clone(), kernel: self.name.clone(), message }
-    }
-}
-
-impl Program for ClProgram {
-    fn launch(&self, bufs: &[&DeviceMemory], vals: &[i64], wait: bool) -> Result<f64> {
-        if vals.len() != self.layout.vars.len() {
-            return Err(self.launch_err(format!(
-                "{} symbolic values given, the kernel takes {}",
-                vals.len(),
-                self.layout.vars.len()
-            )));
-        }
-        let mems: Vec<cl_mem> = self
-            .layout
-            .bufs
-            .iter()
-            .map(|&i| {
-                let m = bufs
-                    .get(i)
-                    .ok_or_else(|| self.launch_err(format!("buffer {i} missing ({} buffers given)", bufs.len())))?;
-                let m = m.inner.downcast_ref::<ClMemory>().ok_or_else(|| {
-                    self.launch_err(format!("buffer {i} is not OpenCL memory of {}", self.shared.name))
-                })?;
-                Ok(m.mem())
-            })
-            .collect::<Result<_>>()?;
-        let start = wait.then(std::time::Instant::now);
-        let event = {
-            let kernel = self.built.kernel.lock().unwrap_or_else(|e| e.into_inner());
-            let fail = |what: &str, e: ClError| self.launch_err(format!("{what}: {e}"));
-            for (k, mem) in mems.iter().enumerate() {
-                // SAFETY: argument k of the rendered kernel is the `__global` pointer of this
-                // DEFINE_GLOBAL (the renderer orders buffer parameters by index); `mem` is a live
-                // buffer of this context, and the driver retains it for the launch.
-                unsafe { kernel.set_arg(k as u32, mem) }.map_err(|e| fail("setting a buffer argument", e))?;
-            }
-            for (j, (&v, dt)) in vals.iter().zip(&self.layout.vars).enumerate() {
-                let k = (mems.len() + j) as u32;
-                // SAFETY: argument k is the scalar parameter of the j-th DEFINE_VAR, declared with
-                // the OpenCL type of `dt`; each arm passes a value of exactly that size.
-                let r = unsafe {
-                    match dt.scalar {
-                        Scalar::I64 | Scalar::U64 => kernel.set_arg(k, &v),
-                        Scalar::I16 | Scalar::U16 => kernel.set_arg(k, &(v as i16)),
-                        Scalar::I8 | Scalar::U8 | Scalar::Bool => kernel.set_arg(k, &(v as i8)),
-                        _ => kernel.set_arg(k, &(v as i32)),
-                    }
-                };
-                r.map_err(|e| fail("setting a variable argument", e))?;
-            }
-            let local = self.local.as_ref().map_or(std::ptr::null(), |l| l.as_ptr());
-            // SAFETY: every argument is set above; `global` and `local` point to 3 sizes each
-            // (or local is null: the driver chooses) and outlive the call, which copies them.
-            unsafe {
-                self.shared.queue.enqueue_nd_range_kernel(
-                    kernel.get(),
-                    3,
-                    std::ptr::null(),
-                    self.global.as_ptr(),
-                    local,
-                    &[],
-                )
-            }
-            .map_err(|e| fail("enqueueing the kernel", e))?
-        };
-        let Some(start) = start else { return Ok(0.0) };
-        event.wait().map_err(|e| self.launch_err(format!("waiting for the kernel: {e}")))?;
-        // The device's own timestamps when the queue profiles; otherwise the host's clock.
-        match (event.profiling_command_start(), event.profiling_command_end()) {
-            (Ok(s), Ok(e)) if e >= s && s > 0 => Ok((e - s) as f64 * 1e-9),
-            _ => Ok(start.elapsed().as_secs_f64()),
-        }
-    }
-}
-
 pub struct ClDevice {
     shared: Arc<ClShared>,
     renderer: CStyleRenderer,
@@ -206,7 +54,7 @@ pub struct ClDevice {
 
 /// Opens `CL` or `CL:N` (the registry's opener).
 pub fn open(name: &str) -> Result<Arc<dyn Backend>> {
-    Ok(Arc::new(ClDevice::open(name, super::backend::device_index(name)?)?))
+    Ok(Arc::new(ClDevice::open(name, crate::runtime::backend::device_index(name)?)?))
 }
 
 impl ClDevice {
