@@ -144,7 +144,7 @@ impl CudaDevice {
     }
 
     /// The kernel loaded from the disk cache, if a loadable image is there.
-    fn from_disk(&self, key: &str, spec: &ProgramSpec) -> Option<Arc<CudaFunction>> {
+    fn load_cached(&self, key: &str, spec: &ProgramSpec) -> Option<Arc<CudaFunction>> {
         let image = self.disk.read(key, |bytes| !bytes.is_empty())?;
         self.load(image, &spec.name).ok().map(Arc::new)
     }
@@ -262,7 +262,7 @@ impl Backend for CudaDevice {
         let keys: Vec<String> = specs.iter().map(|s| self.key(&s.src)).collect();
         // NVRTC programs are independent: each kernel is built on its own.
         let build = |group: &[Todo]| group.iter().map(|(key, spec)| self.build(key, spec)).collect();
-        let funcs = self.cache.get_or_build(&keys, specs, |k, s| self.from_disk(k, s), build)?;
+        let funcs = self.cache.get_or_build(&keys, specs, |k, s| self.load_cached(k, s), build)?;
         funcs
             .into_iter()
             .zip(specs)
