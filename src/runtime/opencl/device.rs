@@ -136,18 +136,36 @@ impl ClDevice {
         stable_hash_hex(&[self.options.as_bytes(), src.as_bytes()])
     }
 
-    /// Builds one kernel's source with the driver.
-    fn build(&self, spec: &ProgramSpec) -> Result<BuiltKernel> {
+    /// Builds kernels as one OpenCL program (one driver compile: PoCL spends most of a build
+    /// on per-program work), with the dialect's prelude once. If that fails, each kernel is
+    /// built on its own, so the error names the kernel at fault.
+    fn build_group(&self, group: &[Todo]) -> Result<Vec<Arc<BuiltKernel>>> {
+        if group.len() > 1 {
+            let prelude = opencl_dialect().prelude;
+            let mut src = String::from(prelude);
+            for (_, spec) in group {
+                src.push_str(spec.src.strip_prefix(prelude).unwrap_or(&spec.src));
+            }
+            let names: Vec<&str> = group.iter().map(|(_, s)| s.name.as_str()).collect();
+            if let Ok(kernels) = self.build_source(&src, &names) {
+                return Ok(kernels);
+            }
+        }
+        group.iter().map(|(_, spec)| Ok(self.build_source(&spec.src, &[&spec.name])?.remove(0))).collect()
+    }
+
+    /// Builds `src` with the driver and creates the kernels `names` from it.
+    fn build_source(&self, src: &str, names: &[&str]) -> Result<Vec<Arc<BuiltKernel>>> {
         let fail =
-            |message: String| Error::Compile { device: self.shared.name.clone(), kernel: spec.name.clone(), message };
+            |message: String| Error::Compile { device: self.shared.name.clone(), kernel: names.join(", "), message };
         let with_source = |mut message: String| {
             if debug_level() >= 1 {
                 message.push_str("\nsource:\n");
-                message.push_str(&spec.src);
+                message.push_str(src);
             }
             message
         };
-        let mut program = ClProgramObj::create_from_source(&self.shared.context, &spec.src)
+        let mut program = ClProgramObj::create_from_source(&self.shared.context, src)
             .map_err(|e| fail(format!("creating the program: {e}")))?;
         if let Err(e) = program.build(&[self.shared.device.id()], &self.options) {
             let log = program.get_build_log(self.shared.device.id()).unwrap_or_default();
@@ -158,9 +176,15 @@ impl ClDevice {
             };
             return Err(fail(with_source(format!("{what} ({e}):\n{}", log.trim()))));
         }
-        let kernel = Kernel::create(&program, &spec.name)
-            .map_err(|e| fail(with_source(format!("no kernel `{}` in the program: {e}", spec.name))))?;
-        Ok(BuiltKernel { kernel: Mutex::new(kernel), _program: program })
+        let program = Arc::new(program);
+        names
+            .iter()
+            .map(|name| {
+                let kernel = Kernel::create(&program, name)
+                    .map_err(|e| fail(with_source(format!("no kernel `{name}` in the program: {e}"))))?;
+                Ok(Arc::new(BuiltKernel { kernel: Mutex::new(kernel), _program: program.clone() }))
+            })
+            .collect()
     }
 
     fn memory<'a>(&self, m: &'a DeviceMemory) -> Result<&'a ClMemory> {
@@ -270,8 +294,8 @@ impl Backend for ClDevice {
 
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
         let keys: Vec<String> = specs.iter().map(|s| self.key(&s.src)).collect();
-        // The driver keeps its own disk cache; each kernel is its own program.
-        let build = |group: &[Todo]| group.iter().map(|(_, spec)| self.build(spec).map(Arc::new)).collect();
+        // The driver keeps its own disk cache.
+        let build = |group: &[Todo]| self.build_group(group);
         let built = self.cache.get_or_build(&keys, specs, |_, _| None, build)?;
         Ok(built
             .into_iter()

@@ -67,8 +67,8 @@ impl ArgLayout {
 /// safe, so setting arguments and enqueueing happen under the lock.
 pub(super) struct BuiltKernel {
     pub(super) kernel: Mutex<Kernel>,
-    // Keeps the program alive while the kernel is.
-    pub(super) _program: ClProgramObj,
+    // Keeps the program (shared by the kernels built together) alive while the kernel is.
+    pub(super) _program: Arc<ClProgramObj>,
 }
 
 /// A kernel with its launch geometry.
