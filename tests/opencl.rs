@@ -432,6 +432,29 @@ fn build_error_is_a_compile_error_with_the_log() {
 }
 
 #[test]
+fn a_broken_kernel_among_good_ones_is_named_alone() {
+    // Kernels compiled together are one OpenCL program; its failure must still name the
+    // kernel at fault, and the good kernels of the batch must still work afterwards.
+    let Some(dev) = cl() else { return };
+    let good = |name: &str| {
+        let (x, y) = (global(0, DType::F32), global(1, DType::F32));
+        let i = gid(4);
+        let v = alu(Ops::ADD, &[&load(&index(&y, &i)), &load(&index(&y, &i))]);
+        spec(dev.as_ref(), name, program(&[store(&index(&x, &i), &v)]), 4, None)
+    };
+    let mut broken = (*good("broken_one")).clone();
+    broken.src = "__kernel void broken_one(__global float* x) { x[0] = undefined_name + ; }".to_string();
+    let batch = vec![good("good_a"), Arc::new(broken), good("good_b"), good("good_c")];
+    match dev.compile(&batch) {
+        Err(Error::Compile { kernel, .. }) => assert_eq!(kernel, "broken_one"),
+        Err(e) => panic!("expected a compile error, got {e}"),
+        Ok(_) => panic!("a broken kernel compiled"),
+    }
+    let out = run(dev.as_ref(), good("good_a"), &[bytes(&[0f32; 4]), bytes(&[1f32, 2.0, 3.0, 4.0])], &[]);
+    assert_eq!(values::<f32>(&out[0]), vec![2.0, 4.0, 6.0, 8.0]);
+}
+
+#[test]
 fn huge_allocation_is_out_of_memory() {
     let Some(dev) = cl() else { return };
     match dev.alloc(1 << 62) {
