@@ -191,3 +191,18 @@ fn a_loop_bound_used_only_by_an_inner_loop_is_defined_first() {
         assert_eq!(run_with_opts_all(&t, dev, "U0:3"), want, "upcast max of mins on {dev}");
     });
 }
+
+#[test]
+fn abs_of_negative_zero_is_positive_zero() {
+    // A k=1 matmul of a negative and a zero gives -0; `abs` kept its sign, so its reciprocal was
+    // -inf (fuzzer seed 0x6b4e29).
+    for_each_device(|dev| {
+        let a = Tensor::from_vec(vec![-2.0f32, 3.0], [2, 1]);
+        let b = Tensor::from_vec(vec![0.0f32, -1.5], [1, 2]);
+        let r = a.matmul(&b).abs().reciprocal().to_vec::<f32>().unwrap();
+        assert_eq!(r, vec![f32::INFINITY, 1.0 / 3.0, f32::INFINITY, 1.0 / 4.5], "1/|a@b| on {dev}");
+        let z = Tensor::from_vec(vec![-0.0f32, 0.0, f32::NAN, -1.0], [4]).abs().to_vec::<f32>().unwrap();
+        assert!(z[0].to_bits() == 0 && z[1].to_bits() == 0, "abs(±0) = +0 on {dev}: {z:?}");
+        assert!(z[2].is_nan() && z[3] == 1.0, "abs(NaN) = NaN, abs(-1) = 1 on {dev}: {z:?}");
+    });
+}

@@ -29,15 +29,6 @@ impl Launch {
     }
 }
 
-/// The largest power of two that divides `n` and is at most `max`.
-fn work_group(n: usize, max: usize) -> usize {
-    let mut l = 1;
-    while l * 2 <= max && n.is_multiple_of(l * 2) {
-        l *= 2;
-    }
-    l
-}
-
 /// The product of the sizes of `ranges`.
 fn size_of(ranges: &[UOp]) -> usize {
     ranges.iter().map(|r| r.range_size() as usize).product()
@@ -188,7 +179,7 @@ fn flat_launch(ast: &UOp, outs: &[UOp], target: &Target) -> (UOp, Launch) {
     }
     let total = size_of(outs);
     let max_local = target.local_max[0].min(target.local_max_total).clamp(1, 256);
-    let exact = work_group(total, max_local);
+    let exact = super::kernel_ops::pow2_divisor(total as i64, max_local as i64) as usize;
     let local = if exact >= 32 || total < 64 { exact } else { max_local.min(128) };
     let padded = total.div_ceil(local) * local;
     let dt = index_dtype(outs, padded);

@@ -358,7 +358,9 @@ impl Tensor {
         if !self.dtype().is_float() {
             return self.lt(0).where_(self.neg(), self);
         }
-        self.lt(0.0).where_(self.neg(), self.gt(0.0).where_(self, self.mul(0.0)))
+        // Zeros and NaN take the last branch: `x * x` is +0 for both zeros (IEEE fabs) and NaN for
+        // NaN. (`x * 0` kept the sign of -0, so `1 / abs(-0)` was -inf; found by the fuzzer.)
+        self.lt(0.0).where_(self.neg(), self.gt(0.0).where_(self, self.mul(self)))
     }
     /// `|x|` whose gradient at 0 is +1 (the right-hand slope): for formulas such as
     /// `exp(-|x|)` whose kink at 0 is cancelled by another term.
