@@ -7,11 +7,13 @@
 use crate::uop::{Arg, Ops, UOp};
 
 /// Reduced elements per output from which a reduce is split (`SPLIT_REDUCE`; 0 never splits).
+/// Read once: the rule runs on every REDUCE_AXIS of every schedule.
 fn threshold() -> usize {
-    match crate::flags::int("SPLIT_REDUCE") {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| match crate::flags::int("SPLIT_REDUCE") {
         n if n <= 0 => usize::MAX,
         n => n as usize,
-    }
+    })
 }
 
 /// How many slices a reduce of `r` elements into `outputs` outputs is split into on `device`:
