@@ -206,3 +206,30 @@ fn abs_of_negative_zero_is_positive_zero() {
         assert!(z[2].is_nan() && z[3] == 1.0, "abs(NaN) = NaN, abs(-1) = 1 on {dev}: {z:?}");
     });
 }
+
+#[test]
+fn float_sums_start_from_positive_zero() {
+    // PyTorch's sums start from +0.0, so a sum of -0.0s is +0.0 (`torch.tensor([[-0.]]).sum(1)`
+    // is `[0.]`). A sum over a size-1 axis was elided to the element itself and kept -0.0, while
+    // longer sums gave +0.0; the fuzzer's reference started from -0.0 (seed 0x6c7f98).
+    for_each_device(|dev| {
+        let bits = |t: &Tensor| f32s(t).iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let x = Tensor::from_vec(vec![-0.0f32, -0.0, 1.5, -0.0], [4]);
+        assert_eq!(bits(&x.cumsum(0)), bits(&Tensor::from_vec(vec![0.0f32, 0.0, 1.5, 1.5], [4])), "cumsum on {dev}");
+        let long = Tensor::from_vec(vec![-0.0f32; 1100], [1100]).cumsum(0);
+        assert!(bits(&long).iter().all(|&b| b == 0), "blocked cumsum of -0.0s on {dev}");
+        let bf = Tensor::from_vec(vec![-0.25f32, -0.5], [2]).cast(DType::BF16).trunc().cumsum(0).reciprocal();
+        assert_eq!(f32s(&bf.cast(DType::F32)), vec![f32::INFINITY; 2], "1/cumsum(trunc) bf16 on {dev}");
+        let col = Tensor::from_vec(vec![-0.0f32; 2], [2, 1]);
+        assert_eq!(bits(&col.sum_axis([1])), vec![0, 0], "sums over a size-1 axis on {dev}");
+        assert_eq!(bits(&col.reciprocal().sum_axis([1])), bits(&Tensor::from_vec(vec![f32::NEG_INFINITY; 2], [2])));
+        let m = Tensor::from_vec(vec![-0.0f32; 6], [2, 3]);
+        assert_eq!(bits(&m.sum_axis([1])), vec![0, 0], "row sums on {dev}");
+        assert_eq!(bits(&m.sum().reshape([1])), vec![0], "total on {dev}");
+        let empty = Tensor::from_vec(Vec::<f32>::new(), [0]).sum().reshape([1]);
+        assert_eq!(bits(&empty), vec![0], "empty sum on {dev}");
+        // Products keep the sign: prod([-0.0]) is -0.0.
+        let p = Tensor::from_vec(vec![-0.0f32], [1]).prod().reshape([1]);
+        assert_eq!(bits(&p), vec![(-0.0f32).to_bits()], "prod on {dev}");
+    });
+}

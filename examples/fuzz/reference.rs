@@ -402,7 +402,9 @@ fn float_sum(xs: &[E], acc: Dt) -> (f64, f64, bool) {
         };
         return (v, 0.0, !certain);
     }
-    let sum: f64 = xs.iter().map(|x| x.v).sum();
+    // A float sum starts from +0.0 (as in PyTorch): a sum of -0.0s is +0.0 (Rust's `sum` starts
+    // from -0.0).
+    let sum: f64 = xs.iter().fold(0.0, |a, x| a + x.v);
     let abs: f64 = xs.iter().map(|x| x.v.abs()).sum();
     let err: f64 = xs.iter().map(|x| x.e).sum();
     let g = xs.iter().map(|x| granule(x.v)).filter(|&g| g > 0.0).fold(f64::INFINITY, f64::min);
@@ -546,6 +548,9 @@ fn eval_node(node: &Node, srcs: &[&Arr]) -> Arr {
         }),
         Op::Cast(to) => elementwise(&shape, dt, srcs, |x| cast(x[0], src_dt, *to)),
         Op::IntDiv { divisor, remainder } => elementwise(&shape, dt, srcs, |x| {
+            if x[0].unsure {
+                return E::unsure();
+            }
             // The divisor is a constant of the tensor's dtype (so it wraps for unsigned types).
             let (a, d) = (x[0].i, wrap(*divisor as i128, src_dt));
             // Floor division: the quotient rounds toward -inf; the remainder has d's sign.

@@ -275,6 +275,11 @@ impl<'a> Rangeify<'a> {
                 }
                 let v = self.value(&n.src()[0], &new_idx, gate);
                 if ranges.is_empty() {
+                    // A float sum starts from +0.0 (as in PyTorch), so even a sum of one -0.0
+                    // is +0.0; `x + 0.0` keeps that (the simplifier folds only `x + -0.0`).
+                    if *op == Ops::ADD && n.dtype().is_float() {
+                        return &v + &UOp::cnst(n.dtype(), ConstValue::Float(0.0));
+                    }
                     return v;
                 }
                 let mut src = vec![v];

@@ -170,6 +170,7 @@ impl Ops {
         matches!(self, ADD | MUL | MAX | CMPNE | CMPEQ | AND | OR | XOR)
     }
     /// Identity element of a reduce op over `dtype` (0 for ADD, 1 for MUL, lowest for MAX).
+    /// The float sum's +0.0 is PyTorch's start value: a sum of -0.0s is +0.0.
     pub fn reduce_identity(self, dtype: crate::DType) -> crate::ConstValue {
         use crate::ConstValue;
         match self {
