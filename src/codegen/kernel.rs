@@ -4,7 +4,9 @@
 use super::gpu::Launch;
 use super::heuristic::hand_coded_optimizations;
 use super::linearize::linearize;
-use super::opts::{apply_opts, Opt, OptError};
+use super::opts::{
+    apply_opts_with_choices, format_opts, kernel_ranges, LoweringChoices, Opt, OptError, OptKind, VectorChoice,
+};
 use super::passes::{run_ast_passes, run_passes, KernelState, LOWERING, PREPARE};
 use crate::renderer::ProgramSpec;
 use crate::renderer::Renderer;
@@ -130,7 +132,7 @@ pub fn heuristic_opts(ast: &UOp, renderer: &dyn Renderer) -> Vec<Opt> {
 /// linearize → render.
 fn build(ast: &UOp, renderer: &dyn Renderer, chosen: &[Opt]) -> Result<ProgramSpec, OptError> {
     let target = renderer.target();
-    let ast = apply_opts(ast, chosen, target)?;
+    let (ast, choices) = apply_opts_with_choices(ast, chosen, target)?;
     let name = kernel_name(&ast);
     let flops = count_flops(&ast);
     let threads = ast
@@ -139,10 +141,14 @@ fn build(ast: &UOp, renderer: &dyn Renderer, chosen: &[Opt]) -> Result<ProgramSp
         .filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Thread)
         .map(|r| r.range_size() as usize)
         .product();
-    let mut state = KernelState { ast, target, vector: None, launch: Launch::single() };
-    run_passes(LOWERING, &mut state);
+    let mut state = KernelState { ast: ast.clone(), target, choices, vector: None, launch: Launch::single() };
+    // Only the VECTOR opt's choice can fail in the passes.
+    let vector_opt = Opt { kind: OptKind::Vector, axis: 0, amount: 1 };
+    run_passes(LOWERING, &mut state)
+        .map_err(|reason| OptError { opt: choices.vector_opt.unwrap_or(vector_opt), reason })?;
+    let opts_text = format_opts(&[chosen, &resolved_vector(&ast, state.vector.as_ref(), &choices)].concat());
     let (ast, launch) = (state.ast, state.launch);
-    let uops = linearize(&ast);
+    let uops = linearize(&ast, choices.fma_chain_from);
     let src = renderer.render(&name, &uops);
     let buf_count = uops.iter().filter(|u| u.op() == Ops::DEFINE_GLOBAL).count();
     let vars = uops
@@ -163,8 +169,29 @@ fn build(ast: &UOp, renderer: &dyn Renderer, chosen: &[Opt]) -> Result<ProgramSp
         vars,
         flops,
         bytes: 0,
-        opts: crate::codegen::opts::format_opts(chosen),
+        opts: opts_text,
     })
+}
+
+/// The opts that name what the default vector rule chose for `opted` (the kernel after the
+/// opts; none when an opt chose): the opts plus these, given as `OPTS=`, build the same kernel,
+/// so `DEBUG=3` shows every decision.
+fn resolved_vector(opted: &UOp, vector: Option<&UOp>, choices: &LoweringChoices) -> Vec<Opt> {
+    let (VectorChoice::Auto, Some(axis)) = (choices.vector, vector) else { return Vec::new() };
+    let ranges = kernel_ranges(opted);
+    let lanes = axis.range_size();
+    match ranges.iter().position(|r| r.range_arg().0 == axis.range_arg().0) {
+        // The innermost UPCAST, or an UNROLL turned into per-lane sums.
+        Some(i) => vec![Opt { kind: OptKind::Vector, axis: i, amount: lanes }],
+        // A wider UPCAST split to one vector: the new range comes last in id order.
+        None => match ranges.iter().rposition(|r| r.range_arg().1 == AxisType::Upcast) {
+            Some(i) => vec![
+                Opt { kind: OptKind::Upcast, axis: i, amount: lanes },
+                Opt { kind: OptKind::Vector, axis: ranges.len(), amount: lanes },
+            ],
+            None => Vec::new(),
+        },
+    }
 }
 
 /// Output ranges of a kernel in axis order (for heuristics and DEBUG=3).

@@ -40,6 +40,10 @@ struct Linearizer {
     emitted: FxHashSet<UOp>,
     map: FxHashMap<UOp, UOp>,
     accs: FxHashMap<UOp, UOp>,
+    /// Accumulator lanes sharing a loop (a register tile) from which unrolled dot products
+    /// accumulate as one FMA chain (the FMACHAIN opt, default `FMA_CHAIN`: 8 vectors of 16
+    /// lanes keep two FMA units with 4-cycle latency busy).
+    fma_chain_from: usize,
 }
 
 fn union_sorted(into: &mut Vec<UOp>, from: &[UOp]) {
@@ -213,7 +217,7 @@ impl Linearizer {
         let last = self.reduce_of_last.get(r).cloned().unwrap_or_default();
         // Enough accumulators in this loop to hide an FMA chain's latency (see `accumulate`).
         let lanes: usize = last.iter().map(|r| r.dtype().count as usize).sum();
-        let reroot = lanes >= fma_chain_min_accumulators();
+        let reroot = lanes >= self.fma_chain_from;
         for red in last {
             let acc = self.accs[&red].clone();
             let Arg::Op(op) = red.arg() else { unreachable!() };
@@ -230,12 +234,6 @@ impl Linearizer {
         }
         self.push(UOp::new(Ops::END, DType::VOID, vec![rr], Arg::None));
     }
-}
-
-/// Accumulator lanes sharing a loop (a register tile) from which unrolled dot products accumulate
-/// as one FMA chain: 8 vectors of 16 lanes keep two FMA units with 4-cycle latency busy.
-fn fma_chain_min_accumulators() -> usize {
-    crate::flags::int("FMA_CHAIN") as usize
 }
 
 /// The ranges each node depends on. REDUCEs over the same ranges share one loop nest, so each
@@ -277,7 +275,7 @@ fn range_sets(topo: &[UOp]) -> FxHashMap<UOp, Vec<UOp>> {
 }
 
 /// Turns a kernel AST (a SINK of STOREs) into a linear program.
-pub fn linearize(sink: &UOp) -> Vec<UOp> {
+pub fn linearize(sink: &UOp, fma_chain_from: usize) -> Vec<UOp> {
     let topo = sink.toposort();
     let mut lin = Linearizer {
         ranges: FxHashMap::default(),
@@ -294,6 +292,7 @@ pub fn linearize(sink: &UOp) -> Vec<UOp> {
         emitted: FxHashSet::default(),
         map: FxHashMap::default(),
         accs: FxHashMap::default(),
+        fma_chain_from,
     };
     for (i, n) in topo.iter().enumerate() {
         lin.order.insert(n.clone(), i);

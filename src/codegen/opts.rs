@@ -2,6 +2,12 @@
 //! the inner part a new axis type (UPCAST, UNROLL, THREAD, LOCAL, GROUP); PADTO extends a range
 //! to a multiple of an amount, with gated extra iterations.
 //!
+//! Two opts decide how the lowering passes treat the ranges, without changing them: VECTOR
+//! (`V`) names the range that becomes SIMD vector lanes, and FMACHAIN (`F`) sets from how many
+//! accumulator lanes unrolled dot products accumulate as one FMA chain. Without them the
+//! defaults apply (the innermost UPCAST axis, or per-lane sums of an UNROLL axis, becomes the
+//! lanes; `FMA_CHAIN`); see [`LoweringChoices`].
+//!
 //! LOCAL and GROUP/GROUPTOP need a device with work groups (see `gpu.rs`): LOCAL puts part of
 //! an output axis in the work group, GROUP splits a reduce axis across it (GROUP takes the
 //! inner part, so neighbouring items read neighbouring elements; GROUPTOP the outer part, so
@@ -24,6 +30,46 @@ pub enum OptKind {
     /// Pad a range up to a multiple of `amount` (so it splits evenly): the extra iterations
     /// load nothing and store nothing, and add the reduce's identity.
     PadTo,
+    /// `V{axis}:{lanes}`: range `axis`, an UPCAST range of `lanes` (output lanes) or an UNROLL
+    /// range of `lanes` in a float sum (one partial sum per lane), becomes the vector axis.
+    /// `V0:1` keeps the kernel scalar. Changes no range.
+    Vector,
+    /// `F0:{n}`: unrolled dot products accumulate as one FMA chain in loops with at least `n`
+    /// accumulator lanes (`F0:1` always, a large `n` never; default `FMA_CHAIN`). Changes no
+    /// range.
+    FmaChain,
+}
+
+/// What the VECTOR opt asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorChoice {
+    /// The default rule (`vectorize::vector_axis`).
+    Auto,
+    /// No vector lanes.
+    Scalar,
+    /// The range with this id, of this many lanes.
+    Range { id: u32, lanes: i64 },
+}
+
+/// The decisions the lowering passes take from the opts (not from the ranges), and the opt
+/// that asked for each (for errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoweringChoices {
+    pub vector: VectorChoice,
+    pub vector_opt: Option<Opt>,
+    /// Accumulator lanes from which unrolled dot products accumulate as one FMA chain.
+    pub fma_chain_from: usize,
+}
+
+impl LoweringChoices {
+    /// The defaults: the vector rule, `FMA_CHAIN`.
+    pub fn defaults() -> LoweringChoices {
+        LoweringChoices {
+            vector: VectorChoice::Auto,
+            vector_opt: None,
+            fma_chain_from: crate::flags::int("FMA_CHAIN") as usize,
+        }
+    }
 }
 
 /// One optimization: split range number `axis` (in id order) by `amount`.
@@ -139,7 +185,8 @@ impl std::fmt::Display for OptError {
 impl std::error::Error for OptError {}
 
 impl std::fmt::Display for Opt {
-    /// The `OPTS=` syntax: `T0:2`, `U1:16`, `R2:4`, `L0:8`, `G1:16`, `GT1:16`, `S0:4`, `P1:32`.
+    /// The `OPTS=` syntax: `T0:2`, `U1:16`, `R2:4`, `L0:8`, `G1:16`, `GT1:16`, `S0:4`, `P1:32`,
+    /// `V3:8`, `F0:1`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}{}:{}", self.kind.letter(), self.axis, self.amount)
     }
@@ -157,6 +204,8 @@ impl OptKind {
             OptKind::GroupTop => "GT",
             OptKind::Split => "S",
             OptKind::PadTo => "P",
+            OptKind::Vector => "V",
+            OptKind::FmaChain => "F",
         }
     }
 }
@@ -165,7 +214,8 @@ impl std::str::FromStr for Opt {
     type Err = String;
     /// Parses one opt in the `OPTS=` syntax (`U1:16`).
     fn from_str(text: &str) -> Result<Opt, String> {
-        let bad = || format!("`{text}` is not an opt (KIND AXIS:AMOUNT, e.g. T0:2 U1:16 R2:4; kinds T U R L G GT S P)");
+        let bad =
+            || format!("`{text}` is not an opt (KIND AXIS:AMOUNT, e.g. T0:2 U1:16 R2:4; kinds T U R L G GT S P V F)");
         let (head, amount) = text.trim().split_once(':').ok_or_else(bad)?;
         let split = head.find(|c: char| c.is_ascii_digit()).ok_or_else(bad)?;
         let kind = match &head[..split] {
@@ -177,6 +227,8 @@ impl std::str::FromStr for Opt {
             "GT" => OptKind::GroupTop,
             "S" => OptKind::Split,
             "P" => OptKind::PadTo,
+            "V" => OptKind::Vector,
+            "F" => OptKind::FmaChain,
             _ => return Err(bad()),
         };
         Ok(Opt { kind, axis: head[split..].parse().map_err(|_| bad())?, amount: amount.parse().map_err(|_| bad())? })
@@ -207,6 +259,28 @@ pub fn check_opt(ranges: &[UOp], o: &Opt, target: &Target) -> Result<(), OptErro
     // A THREAD axis is one index per core: it cannot be split again, and there is one.
     if kind == AxisType::Thread {
         return fail("a THREAD axis cannot be split".into());
+    }
+    match o.kind {
+        OptKind::FmaChain if o.axis != 0 => return fail("FMACHAIN is a kernel-wide choice: write it F0:n".into()),
+        OptKind::FmaChain => return Ok(()),
+        OptKind::Vector if o.amount == 1 => return Ok(()),
+        OptKind::Vector if target.simd_bytes == 0 => {
+            return fail(format!("{} has no SIMD vectors (only V0:1 applies)", target.device))
+        }
+        OptKind::Vector if !matches!(kind, AxisType::Upcast | AxisType::Unroll) => {
+            return fail(format!("the vector axis is an UPCAST or UNROLL range, not a {kind:?} axis"))
+        }
+        OptKind::Vector if size != o.amount => {
+            return fail(format!("the vector axis has {size} lanes, not {}", o.amount))
+        }
+        OptKind::Vector if o.amount & (o.amount - 1) != 0 || o.amount as usize * 4 > target.simd_bytes => {
+            return fail(format!(
+                "{} lanes: vectors have a power of two lanes, at most {} bytes on {}",
+                o.amount, target.simd_bytes, target.device
+            ))
+        }
+        OptKind::Vector => return Ok(()),
+        _ => {}
     }
     if o.kind == OptKind::PadTo {
         if !matches!(kind, AxisType::Global | AxisType::Reduce) {
@@ -267,6 +341,9 @@ pub fn apply_opt(ast: &UOp, o: &Opt, target: &Target) -> Result<UOp, OptError> {
     if o.kind == OptKind::PadTo {
         return Ok(pad_to(ast, &r, o.amount));
     }
+    if matches!(o.kind, OptKind::Vector | OptKind::FmaChain) {
+        return Ok(ast.clone());
+    }
     let top = matches!(o.kind, OptKind::Thread | OptKind::GroupTop);
     let kind = match o.kind {
         OptKind::Upcast => AxisType::Upcast,
@@ -275,14 +352,49 @@ pub fn apply_opt(ast: &UOp, o: &Opt, target: &Target) -> Result<UOp, OptError> {
         OptKind::Local => AxisType::Local,
         OptKind::Group | OptKind::GroupTop => AxisType::Group,
         OptKind::Split => r.range_arg().1,
-        OptKind::PadTo => unreachable!("handled above"),
+        OptKind::PadTo | OptKind::Vector | OptKind::FmaChain => unreachable!("handled above"),
     };
     Ok(shift_to(ast, &r, o.amount, kind, top))
 }
 
 /// Applies opts in order; the first that cannot be applied is the error.
 pub fn apply_opts(ast: &UOp, opts: &[Opt], target: &Target) -> Result<UOp, OptError> {
-    opts.iter().try_fold(ast.clone(), |ast, o| apply_opt(&ast, o, target))
+    apply_opts_with_choices(ast, opts, target).map(|(ast, _)| ast)
+}
+
+/// Applies opts in order, and collects what the VECTOR and FMACHAIN opts chose (each at most
+/// once). Whether the vector axis still qualifies after the later opts is the `vector_axis`
+/// pass's check.
+pub fn apply_opts_with_choices(ast: &UOp, opts: &[Opt], target: &Target) -> Result<(UOp, LoweringChoices), OptError> {
+    let mut choices = LoweringChoices::defaults();
+    let (mut vector_set, mut fma_set) = (false, false);
+    let mut ast = ast.clone();
+    for o in opts {
+        let twice = |what: &str| Err(OptError { opt: *o, reason: format!("a kernel has one {what} opt") });
+        match o.kind {
+            OptKind::Vector if vector_set => return twice("VECTOR"),
+            OptKind::FmaChain if fma_set => return twice("FMACHAIN"),
+            _ => {}
+        }
+        ast = apply_opt(&ast, o, target)?;
+        match o.kind {
+            OptKind::Vector => {
+                vector_set = true;
+                choices.vector_opt = Some(*o);
+                choices.vector = if o.amount == 1 {
+                    VectorChoice::Scalar
+                } else {
+                    VectorChoice::Range { id: kernel_ranges(&ast)[o.axis].range_arg().0, lanes: o.amount }
+                };
+            }
+            OptKind::FmaChain => {
+                fma_set = true;
+                choices.fma_chain_from = o.amount as usize;
+            }
+            _ => {}
+        }
+    }
+    Ok((ast, choices))
 }
 
 /// Every opt BEAM (and the fuzzer's random lists) may add to `opts` for this kernel (`ast` as `codegen::prepare` leaves
@@ -326,6 +438,24 @@ pub fn candidate_opts(ast: &UOp, opts: &[Opt], target: &Target) -> Vec<Opt> {
             }
         }
         out.extend(proposals.into_iter().filter(|o| size > 1 && check_opt(&ranges, o, target).is_ok()));
+    }
+    // The lowering choices, once each: another vector axis (or none), and FMA chains where the
+    // default threshold would not use them (or not where it would).
+    let chose = |k: OptKind| opts.iter().any(|o| o.kind == k);
+    if !chose(OptKind::Vector) && !ranges.is_empty() {
+        let lanes =
+            ranges.iter().enumerate().filter(|(_, r)| matches!(r.range_arg().1, AxisType::Upcast | AxisType::Unroll));
+        let mut vector: Vec<Opt> =
+            lanes.map(|(axis, r)| Opt { kind: OptKind::Vector, axis, amount: r.range_size() }).collect();
+        vector.push(Opt { kind: OptKind::Vector, axis: 0, amount: 1 });
+        out.extend(vector.into_iter().filter(|o| check_opt(&ranges, o, target).is_ok()));
+    }
+    let unrolled_sum = ranges.iter().any(|r| r.range_arg().1 == AxisType::Unroll)
+        && applied.toposort().iter().any(|n| n.op() == Ops::REDUCE && n.dtype().is_float());
+    if !chose(OptKind::FmaChain) && unrolled_sum {
+        let default = LoweringChoices::defaults().fma_chain_from as i64;
+        let amount = if upcast >= default { 1 << 16 } else { 1 };
+        out.push(Opt { kind: OptKind::FmaChain, axis: 0, amount });
     }
     out
 }

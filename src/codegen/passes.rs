@@ -6,6 +6,7 @@ use super::collapse::collapse_reduces;
 use super::expand::expand;
 use super::gpu::{map_to_global, Launch};
 use super::lower::lower;
+use super::opts::LoweringChoices;
 use super::vectorize::{vector_axis, vectorize};
 use crate::renderer::Target;
 use crate::uop::symbolic::simplify;
@@ -15,14 +16,16 @@ use crate::uop::UOp;
 pub struct KernelState<'a> {
     pub ast: UOp,
     pub target: &'a Target,
+    /// What the VECTOR and FMACHAIN opts chose (or the defaults).
+    pub choices: LoweringChoices,
     /// The range that became vector lanes (chosen by `vector_axis`).
     pub vector: Option<UOp>,
     /// Launch geometry (chosen by `map_to_global` on devices with work groups).
     pub launch: Launch,
 }
 
-/// A named step of the pipeline.
-pub type Pass = (&'static str, fn(&mut KernelState));
+/// A named step of the pipeline; an error says why the opts' choices do not apply.
+pub type Pass = (&'static str, fn(&mut KernelState) -> Result<(), String>);
 
 /// A named rewrite of the AST alone (no target, no decisions).
 pub type AstPass = (&'static str, fn(&UOp) -> UOp);
@@ -35,17 +38,23 @@ pub const PREPARE: &[AstPass] =
 /// linearizer and renderers take.
 pub const LOWERING: &[Pass] = &[
     ("vector_axis", |k| {
-        // The innermost UPCAST axis becomes vector lanes where the target has SIMD vectors.
-        if let Some((ast, axis)) = vector_axis(&k.ast, k.target) {
+        // The vector axis the VECTOR opt names, or by default the innermost UPCAST axis (or
+        // per-lane sums of an UNROLL axis), becomes vector lanes where the target has SIMD.
+        if let Some((ast, axis)) = vector_axis(&k.ast, k.target, k.choices.vector)? {
             k.ast = ast;
             k.vector = Some(axis);
         }
+        Ok(())
     }),
-    ("expand", |k| k.ast = expand(&k.ast, k.vector.as_ref())),
+    ("expand", |k| {
+        k.ast = expand(&k.ast, k.vector.as_ref());
+        Ok(())
+    }),
     ("vectorize", |k| {
         if let Some(axis) = &k.vector {
             k.ast = vectorize(&k.ast, axis);
         }
+        Ok(())
     }),
     ("map_to_global", |k| {
         if k.target.has_local {
@@ -53,9 +62,16 @@ pub const LOWERING: &[Pass] = &[
             k.ast = ast;
             k.launch = launch;
         }
+        Ok(())
     }),
-    ("lower", |k| k.ast = lower(&k.ast, k.target)),
-    ("simplify", |k| k.ast = simplify(&k.ast)),
+    ("lower", |k| {
+        k.ast = lower(&k.ast, k.target);
+        Ok(())
+    }),
+    ("simplify", |k| {
+        k.ast = simplify(&k.ast);
+        Ok(())
+    }),
 ];
 
 /// Runs AST `passes` in order; at `DEBUG=6` prints the kernel after each.
@@ -71,13 +87,15 @@ pub fn run_ast_passes(passes: &[AstPass], ast: &UOp) -> UOp {
     ast
 }
 
-/// Runs `passes` in order on `state`; at `DEBUG=6` prints the kernel after each.
-pub fn run_passes(passes: &[Pass], state: &mut KernelState) {
+/// Runs `passes` in order on `state`, stopping at the first error; at `DEBUG=6` prints the
+/// kernel after each.
+pub fn run_passes(passes: &[Pass], state: &mut KernelState) -> Result<(), String> {
     let show = crate::helpers::debug_level() >= 6;
     for (name, pass) in passes {
-        pass(state);
+        pass(state).map_err(|e| format!("{name}: {e}"))?;
         if show {
             eprintln!("--- after {name}:\n{:?}", state.ast);
         }
     }
+    Ok(())
 }

@@ -11,7 +11,7 @@
 //! always correct and is what the scalar expansion did anyway.
 
 use super::kernel_ops::{pow2_divisor, reduce_over, unit_stride};
-use super::opts::{kernel_ranges, shift_to};
+use super::opts::{kernel_ranges, shift_to, VectorChoice};
 use crate::renderer::Target;
 use crate::uop::symbolic::simplify;
 use crate::uop::{Arg, AxisType, DType, FxHashMap, Ops, Scalar, UOp};
@@ -61,23 +61,54 @@ fn vector_alu(n: &UOp) -> bool {
         && matches!(n.op(), Ops::ADD | Ops::SUB | Ops::MUL | Ops::FDIV | Ops::NEG | Ops::MULACC)
 }
 
-/// Picks the vector axis of an optimized kernel: its innermost UPCAST axis (the one applied
-/// last), narrowed to what one SIMD register holds (the rest of it stays a scalar upcast).
-/// Returns the kernel (with the axis split when it was wider) and the axis, or `None` where
-/// the target has no vectors or the axis is shorter than 4 lanes.
-pub fn vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
-    if target.simd_bytes == 0 {
-        return None;
+/// The vector axis of an optimized kernel and the kernel with it in place, as `choice` (from
+/// the VECTOR opt) says: by default the innermost UPCAST axis (the one applied last), narrowed
+/// to what one SIMD register holds (the rest of it stays a scalar upcast), or else per-lane
+/// sums of an UNROLL axis (`lane_sums`); `None` where the target has no vectors or the axis is
+/// shorter than 4 lanes. An explicit choice that does not qualify is an error saying why.
+pub fn vector_axis(ast: &UOp, target: &Target, choice: VectorChoice) -> Result<Option<(UOp, UOp)>, String> {
+    let VectorChoice::Range { id, lanes } = choice else {
+        return Ok(if choice == VectorChoice::Auto { default_vector_axis(ast, target) } else { None });
+    };
+    let ranges = kernel_ranges(ast);
+    let Some(axis) = ranges.iter().find(|r| r.range_arg().0 == id && r.range_size() == lanes) else {
+        return Err(format!("a later opt changed the vector axis (range {id} of {lanes} lanes)"));
+    };
+    let max_lanes = max_lanes(ast, target).ok_or_else(|| "16-bit floats do not live in vectors".to_string())?;
+    if lanes > max_lanes {
+        return Err(format!("{lanes} lanes of this kernel's widest float are more than a vector holds ({max_lanes})"));
     }
+    match axis.range_arg().1 {
+        AxisType::Upcast => Ok(Some((ast.clone(), axis.clone()))),
+        AxisType::Unroll => lane_sums(ast, axis, target).map(Some),
+        t => Err(format!("a later opt made the vector axis {t:?}")),
+    }
+}
+
+/// The lanes one vector of the kernel's widest float holds, or `None` where the kernel has
+/// 16-bit floats (they are not vector elements).
+fn max_lanes(ast: &UOp, target: &Target) -> Option<i64> {
     let topo = ast.toposort();
     if topo.iter().any(|n| matches!(n.dtype().scalar, Scalar::F16 | Scalar::BF16)) {
         return None;
     }
-    let Some(axis) = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Upcast).last() else {
-        return reduce_lanes(ast, target);
-    };
     let widest = topo.iter().filter(|n| n.dtype().is_float()).map(|n| n.dtype().itemsize()).max().unwrap_or(4).max(4);
-    let max_lanes = (target.simd_bytes / widest) as i64;
+    Some((target.simd_bytes / widest) as i64)
+}
+
+fn default_vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
+    if target.simd_bytes == 0 {
+        return None;
+    }
+    let max_lanes = max_lanes(ast, target)?;
+    let Some(axis) = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Upcast).last() else {
+        let unroll = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Unroll).last()?;
+        let lanes = unroll.range_size();
+        if lanes < 4 || lanes & (lanes - 1) != 0 {
+            return None;
+        }
+        return lane_sums(ast, &unroll, target).ok();
+    };
     let size = axis.range_size();
     let lanes = pow2_divisor(size, max_lanes);
     if lanes < 4 {
@@ -91,46 +122,42 @@ pub fn vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     Some((split, inner))
 }
 
-/// A kernel without an UPCAST axis whose innermost UNROLL axis (4 or more lanes) belongs to a
-/// float sum and is walked contiguously by every load that depends on it: the sum keeps one
-/// partial sum per lane, `REDUCE(value, ranges..., u)` becoming `REDUCE(REDUCE(value, ranges...),
-/// u)` with `u` the vector axis (the outer REDUCE adds the lanes up at the end). Returns the
-/// kernel and the axis, or `None`.
-fn reduce_lanes(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
-    let unroll = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Unroll).last()?;
+/// Per-lane sums: the UNROLL axis `unroll` (4 or more lanes, or as the VECTOR opt says) of a
+/// float sum, walked contiguously by every load that depends on it, keeps one partial sum per
+/// lane, `REDUCE(value, ranges..., u)` becoming `REDUCE(REDUCE(value, ranges...), u)` with `u`
+/// the vector axis (the outer REDUCE adds the lanes up at the end). Returns the kernel and the
+/// axis, or why the axis does not qualify.
+fn lane_sums(ast: &UOp, unroll: &UOp, target: &Target) -> Result<(UOp, UOp), String> {
     let lanes = unroll.range_size();
-    if lanes < 4 || lanes & (lanes - 1) != 0 {
-        return None;
-    }
     let topo = ast.toposort();
-    let owners: Vec<&UOp> = topo.iter().filter(|n| n.op() == Ops::REDUCE && n.src()[1..].contains(&unroll)).collect();
-    let [red] = owners.as_slice() else { return None };
+    let owners: Vec<&UOp> = topo.iter().filter(|n| n.op() == Ops::REDUCE && n.src()[1..].contains(unroll)).collect();
+    let [red] = owners.as_slice() else { return Err("per-lane sums need an UNROLL axis of one reduce".into()) };
     if red.arg() != &Arg::Op(Ops::ADD) || !red.dtype().is_float() || !vector_element(red.dtype()) {
-        return None;
+        return Err("per-lane sums are for float sums".into());
     }
     if lanes as usize * red.dtype().itemsize() > target.simd_bytes {
-        return None;
+        return Err(format!("{lanes} lanes of {:?} are more than a vector holds", red.dtype()));
     }
     for l in topo.iter().filter(|n| n.op() == Ops::LOAD && n.src()[0].op() == Ops::INDEX) {
         let index = &l.src()[0];
-        if !index.toposort().contains(&unroll) {
+        if !index.toposort().contains(unroll) {
             continue;
         }
-        let gate_moves = index.src().get(2).is_some_and(|g| g.toposort().contains(&unroll));
-        if gate_moves || !unit_stride(&index.src()[1], &unroll) || !vector_element(l.dtype()) {
-            return None;
+        let gate_moves = index.src().get(2).is_some_and(|g| g.toposort().contains(unroll));
+        if gate_moves || !unit_stride(&index.src()[1], unroll) || !vector_element(l.dtype()) {
+            return Err("per-lane sums need every load along the axis to be contiguous and ungated".into());
         }
     }
     let (id, _) = unroll.range_arg();
     let axis = UOp::range(unroll.src()[0].clone(), id, AxisType::Upcast);
-    let others: Vec<UOp> = red.src()[1..].iter().filter(|r| **r != unroll).cloned().collect();
+    let others: Vec<UOp> = red.src()[1..].iter().filter(|r| *r != unroll).cloned().collect();
     let mut swap: FxHashMap<UOp, UOp> = FxHashMap::default();
     swap.insert(unroll.clone(), axis.clone());
     let partial = reduce_over(red, red.src()[0].substitute(&swap), &others);
     let total = red.with_src(vec![partial, axis.clone()]);
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
     map.insert((*red).clone(), total);
-    Some((ast.substitute(&map), axis))
+    Ok((ast.substitute(&map), axis))
 }
 
 /// Turns `axis` (an UPCAST range, not yet expanded) into vector lanes.
