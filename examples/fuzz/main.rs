@@ -215,6 +215,9 @@ fn main() {
         args.devices.join(","),
         args.modes.join(",")
     );
+    if std::env::var_os("FUZZ_STATS").is_some() {
+        eprintln!("fuzz: random opts drawn by kind: {:?}", run::PICKED.lock().unwrap_or_else(|e| e.into_inner()));
+    }
     println!("fuzz: {} graphs, {mismatches} mismatches, {compile_failures} compile failures", args.graphs);
     std::process::exit(if mismatches + compile_failures > 0 { 1 } else { 0 });
 }

@@ -223,10 +223,16 @@ fn random_opts(ast: &ferrograd::UOp, start: Vec<Opt>, extra: usize, rng: &mut Rn
         if choices.is_empty() {
             break;
         }
-        opts.push(rng.pick(&choices));
+        let o = rng.pick(&choices);
+        PICKED.lock().unwrap_or_else(|e| e.into_inner()).entry(o.kind.letter()).and_modify(|n| *n += 1).or_insert(1);
+        opts.push(o);
     }
     opts
 }
+
+/// How many random opts of each kind were drawn (printed with `FUZZ_STATS`).
+pub static PICKED: std::sync::Mutex<std::collections::BTreeMap<&'static str, usize>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
 
 /// The message of a caught panic.
 pub fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
