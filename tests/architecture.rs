@@ -194,3 +194,63 @@ fn no_import_cycles_between_files() {
     }
     assert!(cycles.is_empty(), "import cycles:\n  {}", cycles.join("\n  "));
 }
+
+/// The public modules, each a deliberate part of the API (what a user or a compiler engineer
+/// reaches for); everything else is `pub(crate)` and re-exported where it is API. Making a
+/// module public is a decision: add it here.
+const PUBLIC_MODULES: &[&str] = &[
+    "codegen",
+    "codegen::opts",
+    "codegen::passes",
+    "device",
+    "engine",
+    "engine::beam",
+    "error",
+    "flags",
+    "gradient",
+    "helpers",
+    "jit",
+    "nn",
+    "nn::datasets",
+    "nn::optim",
+    "nn::safetensors",
+    "renderer",
+    "renderer::cstyle",
+    "runtime",
+    "runtime::cc",
+    "runtime::cpu",
+    "runtime::cuda",
+    "runtime::null",
+    "runtime::opencl",
+    "schedule",
+    "tensor",
+    "uop",
+    "uop::dtype",
+    "uop::pattern",
+    "uop::print",
+    "uop::symbolic",
+];
+
+#[test]
+fn public_modules_are_the_documented_api() {
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let mut found = BTreeSet::new();
+    for f in &files {
+        let parent = module_of(f);
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            if let Some(name) = line.trim().strip_prefix("pub mod ").and_then(|r| r.strip_suffix(';')) {
+                let mut path = parent.clone();
+                path.push(name.to_string());
+                found.insert(path.join("::"));
+            }
+        }
+    }
+    let want: BTreeSet<String> = PUBLIC_MODULES.iter().map(|s| s.to_string()).collect();
+    let extra: Vec<_> = found.difference(&want).collect();
+    let gone: Vec<_> = want.difference(&found).collect();
+    assert!(
+        extra.is_empty() && gone.is_empty(),
+        "public modules not in PUBLIC_MODULES: {extra:?}; listed but not public: {gone:?}"
+    );
+}

@@ -193,11 +193,3 @@ fn resolved_vector(opted: &UOp, vector: Option<&UOp>, choices: &LoweringChoices)
         },
     }
 }
-
-/// Output ranges of a kernel in axis order (for heuristics and DEBUG=3).
-pub fn output_ranges(ast: &UOp) -> Vec<UOp> {
-    let mut rs: Vec<UOp> =
-        ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE && n.range_arg().1 == AxisType::Global).collect();
-    rs.sort_by_key(|r| r.range_arg().0);
-    rs
-}

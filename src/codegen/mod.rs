@@ -1,16 +1,16 @@
 //! Codegen: kernel AST → optimized, lowered, linearized program.
 
-pub mod collapse;
-pub mod expand;
-pub mod gpu;
-pub mod heuristic;
-pub mod kernel;
-pub mod kernel_ops;
-pub mod linearize;
-pub mod lower;
+pub(crate) mod collapse;
+pub(crate) mod expand;
+pub(crate) mod gpu;
+pub(crate) mod heuristic;
+pub(crate) mod kernel;
+pub(crate) mod kernel_ops;
+pub(crate) mod linearize;
+pub(crate) mod lower;
 pub mod opts;
 pub mod passes;
-pub mod vectorize;
+pub(crate) mod vectorize;
 
 pub use crate::renderer::ProgramSpec;
-pub use kernel::{get_program, heuristic_opts, prepare, try_program};
+pub use kernel::{get_program, heuristic_opts, kernel_name, prepare, try_program, MAX_PROGRAM_OPS};

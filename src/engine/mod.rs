@@ -1,8 +1,8 @@
 //! Engine: realize a set of tensor nodes — schedule, compile (cached, batched), run, free.
 
 pub mod beam;
-pub mod capture;
-pub mod step;
+pub(crate) mod capture;
+pub(crate) mod step;
 
 pub use step::{kernels_run, run_kernel, CompiledKernel, Step};
 

@@ -1,7 +1,7 @@
 //! Renderers: linear program UOps → source text in a dialect (C, OpenCL C, CUDA C, ...).
 
 pub mod cstyle;
-pub mod program;
+pub(crate) mod program;
 
 pub use program::ProgramSpec;
 

@@ -64,7 +64,7 @@ pub(crate) fn host_execution_lock() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// An aligned host allocation. Its contents are only read or written under
-/// [`host_execution_lock`]: by kernels (through the raw pointer, during a launch) and by
+/// `host_execution_lock`: by kernels (through the raw pointer, during a launch) and by
 /// `copy_from`/`copy_to`.
 pub struct HostMemory {
     ptr: *mut u8,

@@ -1,24 +1,24 @@
 //! Runtime: devices (memory, compilers, programs). One file per device.
 
-pub mod backend;
-pub mod interp;
-pub mod memory;
+pub(crate) mod backend;
+pub(crate) mod interp;
+pub(crate) mod memory;
 
 pub use backend::{Backend, DeviceMemory, Program};
 pub use interp::{InterpDevice, InterpProgram, InterpRenderer};
 pub use memory::HostMemory;
-pub mod buffer;
+pub(crate) mod buffer;
 pub mod cc;
-pub mod compile_cache;
+pub(crate) mod compile_cache;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
-pub mod disk_cache;
+pub(crate) mod disk_cache;
 pub mod null;
 #[cfg(feature = "opencl")]
 pub mod opencl;
-pub mod registry;
-pub mod threadpool;
+pub(crate) mod registry;
+pub(crate) mod threadpool;
 
 pub use buffer::{buffer_of, Buffer};
 pub use registry::{default_device_name, get_device};

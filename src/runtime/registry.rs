@@ -101,7 +101,7 @@ pub fn get_device(name: &str) -> Result<Arc<dyn Backend>> {
 
 /// Name of the default device for new tensors, without requiring that it opens: `DEV` if set
 /// (canonical form; an unknown or unavailable device is an error when it is used), else the
-/// first default candidate of [`DEVICES`] that opens.
+/// first default candidate of the `DEVICES` table that opens.
 pub fn default_device_label() -> String {
     if let Some(dev) = crate::flags::text("DEV") {
         return canonical_name(&dev);
@@ -110,7 +110,7 @@ pub fn default_device_label() -> String {
 }
 
 /// Name of the default device: `DEV` if set (checked), else the first default candidate of
-/// [`DEVICES`] that opens.
+/// the `DEVICES` table that opens.
 pub fn default_device_name() -> Result<String> {
     static DEFAULT: OnceLock<std::result::Result<String, String>> = OnceLock::new();
     DEFAULT

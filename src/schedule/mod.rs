@@ -5,10 +5,10 @@
 //! consumer — recomputing it per broadcast element would multiply the work. Everything else
 //! fuses into the kernel of the materialized node that consumes it.
 
-pub mod graph_rules;
+pub(crate) mod graph_rules;
 mod pack_panels;
-pub mod rangeify;
-pub mod realized;
+pub(crate) mod rangeify;
+pub(crate) mod realized;
 mod split_reduce;
 
 pub use realized::existing_buffer;

@@ -1,17 +1,17 @@
 //! The IR: one node type for the tensor graph, kernels and programs.
 
 pub mod dtype;
-pub mod node;
-pub mod node_table;
-pub mod ops;
+pub(crate) mod node;
+pub(crate) mod node_table;
+pub(crate) mod ops;
 pub mod pattern;
 pub mod print;
-pub mod range;
+pub(crate) mod range;
 pub(crate) mod shape;
 pub mod symbolic;
 #[allow(clippy::module_inception)]
-pub mod uop;
+pub(crate) mod uop;
 
 pub use dtype::{ConstValue, DType, Element, Scalar};
-pub use node::{Arg, BufferHandle, BufferObj, FxHashMap, FxHashSet, SpecialKind, UOp, WeakUOp};
+pub use node::{live_uop_count, Arg, BufferHandle, BufferObj, FxHashMap, FxHashSet, SpecialKind, UOp, WeakUOp};
 pub use ops::{AxisType, Ops};

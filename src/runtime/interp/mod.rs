@@ -26,7 +26,7 @@ mod program;
 #[cfg(test)]
 mod tests;
 
-pub use device::{open, render_listing, InterpDevice, InterpRenderer};
+pub use device::{open, InterpDevice, InterpRenderer};
 pub use program::InterpProgram;
 
 const DEVICE: &str = "INTERP";
