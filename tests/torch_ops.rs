@@ -57,7 +57,8 @@ group_tests!(
     activation,
     reduce_ext,
     loss,
-    dtype
+    dtype,
+    trig
 );
 
 #[test]

@@ -23,6 +23,7 @@ mod reduce_ext;
 mod selftest;
 mod shape_args;
 mod shape_ops;
+mod trig;
 
 pub use conv::ConvOpts;
 pub use create::with_default_device;

@@ -208,7 +208,46 @@ impl Tensor {
         })
     }
 
+    /// `softmax(-x)` along `axis` (as `F.softmin`).
+    pub fn softmin(&self, axis: isize) -> Tensor {
+        self.float().neg().softmax(axis)
+    }
+    /// `x / max(||x||_p, eps)` along `axis` (as `F.normalize`; PyTorch's defaults are `p = 2`,
+    /// `axis = 1`, `eps = 1e-12`).
+    pub fn normalize(&self, p: f64, axis: isize, eps: f64) -> Tensor {
+        let ax = resolve_axis("normalize", axis, &self.shape());
+        self.float().via_f32(|x| {
+            // A zero norm has gradient 0 (as PyTorch's): the root is taken of 1 there.
+            let root = |s: Tensor, f: &dyn Fn(&Tensor) -> Tensor| {
+                let nonzero = s.gt(0.0);
+                nonzero.where_(f(&nonzero.where_(&s, 1.0)), 0.0)
+            };
+            let norm = if p == 2.0 {
+                root(x.square().sum_keepdim(ax), &|s| s.sqrt())
+            } else if p == 1.0 {
+                x.abs().sum_keepdim(ax)
+            } else if p.is_infinite() {
+                x.abs().max_keepdim(ax)
+            } else {
+                root(x.abs().pow(p).sum_keepdim(ax), &|s| s.pow(1.0 / p))
+            };
+            x.div(norm.maximum(eps))
+        })
+    }
+
     // ---------------------------------------------------------------- cumulative ops
+
+    /// `log(cumsum(exp(x)))` along `axis` without overflow or underflow: each output is the
+    /// logsumexp of its prefix (a masked window, shifted by the prefix's own maximum).
+    pub fn logcumsumexp(&self, axis: isize) -> Tensor {
+        let [r] = self.float().along_last(axis, "logcumsumexp", |x| {
+            [x.via_f32(|x| {
+                let (w, tri) = x.cum_window();
+                tri.where_(&w, f64::NEG_INFINITY).logsumexp(-1)
+            })]
+        });
+        r
+    }
 
     /// Runs `f` on this tensor with `axis` moved last (0-d tensors as 1-element vectors), and
     /// moves the axis of every result back.

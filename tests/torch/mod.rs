@@ -14,6 +14,7 @@ pub mod movement;
 pub mod reduce;
 pub mod reduce_ext;
 pub mod shape_ops;
+pub mod trig;
 
 use ferrograd::Tensor;
 
@@ -37,6 +38,7 @@ pub const GROUPS: &[(&str, CasesFn)] = &[
     ("reduce_ext", reduce_ext::cases),
     ("loss", loss::cases),
     ("dtype", dtype::cases),
+    ("trig", trig::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and

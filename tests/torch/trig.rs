@@ -1,0 +1,67 @@
+//! Inverse trig, hyperbolic, log10, copysign, logaddexp, isclose, softmin, logcumsumexp,
+//! normalize; fixture made by `scripts/torch_fixtures/cases_trig.py` (same order).
+
+use super::CaseFn;
+
+pub fn cases() -> Vec<(&'static str, CaseFn)> {
+    vec![
+        // ---------------------------------------------------------------- inverse trig
+        ("atan", |x| x[0].atan()),
+        ("atan_wide", |x| x[0].atan()),
+        ("atan_special", |x| x[0].atan()),
+        ("atan_f64", |x| x[0].atan()),
+        ("atan_bf16", |x| x[0].atan()),
+        ("atan2", |x| x[0].atan2(&x[1])),
+        ("atan2_broadcast", |x| x[0].atan2(&x[1])),
+        ("atan2_quadrants", |x| x[0].atan2(&x[1])),
+        ("atan2_special", |x| x[0].atan2(&x[1])),
+        ("atan2_f64", |x| x[0].atan2(&x[1])),
+        ("asin", |x| x[0].asin()),
+        ("asin_special", |x| x[0].asin()),
+        ("acos", |x| x[0].acos()),
+        ("acos_special", |x| x[0].acos()),
+        ("asin_f16", |x| x[0].asin()),
+        ("acos_f64", |x| x[0].acos()),
+        // ---------------------------------------------------------------- hyperbolic
+        ("sinh", |x| x[0].sinh()),
+        ("sinh_small", |x| x[0].sinh()),
+        ("sinh_special", |x| x[0].sinh()),
+        ("cosh", |x| x[0].cosh()),
+        ("cosh_special", |x| x[0].cosh()),
+        ("asinh", |x| x[0].asinh()),
+        ("asinh_small", |x| x[0].asinh()),
+        ("asinh_special", |x| x[0].asinh()),
+        ("acosh", |x| x[0].acosh()),
+        ("acosh_special", |x| x[0].acosh()),
+        ("atanh", |x| x[0].atanh()),
+        ("atanh_special", |x| x[0].atanh()),
+        ("sinh_f64", |x| x[0].sinh()),
+        ("atanh_bf16", |x| x[0].atanh()),
+        ("tanh_of_atanh", |x| x[0].atanh().tanh() * 2.0),
+        // ---------------------------------------------------------------- logs, signs
+        ("log10", |x| x[0].log10()),
+        ("log10_special", |x| x[0].log10()),
+        ("log10_int", |x| x[0].log10()),
+        ("copysign", |x| x[0].copysign(&x[1])),
+        ("copysign_zeros", |x| x[0].copysign(&x[1])),
+        ("copysign_scalar", |x| x[0].copysign(-1.0)),
+        ("copysign_broadcast", |x| x[0].copysign(&x[1])),
+        ("logaddexp", |x| x[0].logaddexp(&x[1])),
+        ("logaddexp_far", |x| x[0].logaddexp(&x[1])),
+        ("logaddexp_special", |x| x[0].logaddexp(&x[1])),
+        ("logaddexp_broadcast", |x| x[0].logaddexp(&x[1])),
+        ("logaddexp2", |x| x[0].logaddexp2(&x[1])),
+        ("isclose", |x| x[0].isclose(&x[1], 1e-5, 1e-8, false)),
+        ("isclose_tols", |x| x[0].isclose(&x[1], 0.05, 0.01, true)),
+        // ---------------------------------------------------------------- reductions
+        ("softmin", |x| x[0].softmin(1)),
+        ("softmin_axis0", |x| x[0].softmin(0)),
+        ("logcumsumexp", |x| x[0].logcumsumexp(1)),
+        ("logcumsumexp_axis0", |x| x[0].logcumsumexp(0)),
+        ("logcumsumexp_wide", |x| x[0].logcumsumexp(1)),
+        ("logcumsumexp_long", |x| x[0].logcumsumexp(1)),
+        ("normalize", |x| x[0].normalize(2.0, 1, 1e-12)),
+        ("normalize_p1_dim0", |x| x[0].normalize(1.0, 0, 1e-12)),
+        ("normalize_zero_row", |x| x[0].normalize(2.0, 1, 1e-12)),
+    ]
+}
