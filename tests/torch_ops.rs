@@ -58,7 +58,8 @@ group_tests!(
     reduce_ext,
     loss,
     dtype,
-    trig
+    trig,
+    sort
 );
 
 #[test]

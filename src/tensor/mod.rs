@@ -23,6 +23,7 @@ mod reduce_ext;
 mod selftest;
 mod shape_args;
 mod shape_ops;
+mod sort;
 mod trig;
 
 pub use conv::ConvOpts;

@@ -251,7 +251,7 @@ impl Tensor {
 
     /// Runs `f` on this tensor with `axis` moved last (0-d tensors as 1-element vectors), and
     /// moves the axis of every result back.
-    fn along_last<const K: usize>(
+    pub(super) fn along_last<const K: usize>(
         &self,
         axis: isize,
         name: &str,

@@ -14,6 +14,7 @@ pub mod movement;
 pub mod reduce;
 pub mod reduce_ext;
 pub mod shape_ops;
+pub mod sort;
 pub mod trig;
 
 use ferrograd::Tensor;
@@ -39,6 +40,7 @@ pub const GROUPS: &[(&str, CasesFn)] = &[
     ("loss", loss::cases),
     ("dtype", dtype::cases),
     ("trig", trig::cases),
+    ("sort", sort::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and
