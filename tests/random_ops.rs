@@ -233,3 +233,23 @@ fn random_ops_repeat_under_manual_seed_and_match_across_devices() {
     assert_ne!(a, draw_all(43, "CPU"), "another seed gave the same numbers");
     assert_eq!(a, draw_all(42, "INTERP"), "CPU and INTERP differ for the same seed");
 }
+
+#[test]
+fn attention_dropout_is_reproducible_and_keeps_the_expected_mass() {
+    // With v = 1 every output is the sum of the kept, rescaled weights of its row: 1 in
+    // expectation. PyTorch's functional form drops whenever dropout_p > 0, training or not.
+    let run = |seed: u64| {
+        let _g = seeded(seed);
+        let q = Tensor::randn([4, 64, 16]);
+        let k = Tensor::randn([4, 64, 16]);
+        let v = Tensor::ones([4, 64, 1]);
+        let opts = ferrograd::tensor::AttentionOpts::default().dropout(0.25);
+        f32s(&q.scaled_dot_product_attention(&k, &v, &opts))
+    };
+    let (a, b, c) = (run(5), run(5), run(6));
+    assert_eq!(a, b, "same seed, same dropout");
+    assert_ne!(a, c, "another seed, another dropout");
+    let (mean, _) = mean_std(&a);
+    assert!((mean - 1.0).abs() < 0.05, "mean row mass {mean}");
+    assert!(a.iter().any(|&x| (x - 1.0).abs() > 0.05), "nothing was dropped: {:?}", &a[..8]);
+}

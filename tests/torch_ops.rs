@@ -59,7 +59,8 @@ group_tests!(
     loss,
     dtype,
     trig,
-    sort
+    sort,
+    attention
 );
 
 #[test]

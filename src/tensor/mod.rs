@@ -3,6 +3,7 @@
 
 mod activation;
 mod assign;
+mod attention;
 pub(crate) mod checks;
 mod conv;
 mod create;
@@ -26,6 +27,7 @@ mod shape_ops;
 mod sort;
 mod trig;
 
+pub use attention::AttentionOpts;
 pub use conv::ConvOpts;
 pub use create::with_default_device;
 pub use loss::{CrossEntropyOpts, Reduction};

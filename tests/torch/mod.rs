@@ -3,6 +3,7 @@
 //! `tests/fixtures/torch/<group>.json` and a line in `GROUPS` (and in `group_tests!` there).
 
 pub mod activation;
+pub mod attention;
 pub mod conv;
 pub mod dtype;
 pub mod elementwise;
@@ -41,6 +42,7 @@ pub const GROUPS: &[(&str, CasesFn)] = &[
     ("dtype", dtype::cases),
     ("trig", trig::cases),
     ("sort", sort::cases),
+    ("attention", attention::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and

@@ -1,0 +1,100 @@
+//! Scaled dot-product attention, as `torch.nn.functional.scaled_dot_product_attention`:
+//! `softmax(q @ kᵀ * scale + mask) @ v` over the last two axes, leading (batch, head) axes
+//! broadcast, any query and key lengths.
+
+use super::Tensor;
+use crate::uop::DType;
+
+/// Options of [`Tensor::scaled_dot_product_attention`] (PyTorch's keyword arguments).
+#[derive(Clone, Default)]
+pub struct AttentionOpts {
+    /// A bool mask (true: the query may attend to the key) or a float mask added to the
+    /// scores; broadcast to `[..., L, S]`.
+    pub mask: Option<Tensor>,
+    /// Probability of dropping an attention weight (applied whenever it is above 0, as in
+    /// PyTorch's functional form; reproducible under `Tensor::manual_seed`).
+    pub dropout_p: f64,
+    /// Query `i` attends to keys `j <= i` (the mask aligned top-left, as PyTorch's).
+    pub is_causal: bool,
+    /// Multiplies the scores (default `1 / sqrt(E)`).
+    pub scale: Option<f64>,
+    /// Grouped-query attention: `k` and `v` have fewer heads (axis -3) than `q`, each shared
+    /// by a group of query heads.
+    pub enable_gqa: bool,
+}
+
+impl AttentionOpts {
+    pub fn mask(mut self, mask: &Tensor) -> Self {
+        self.mask = Some(mask.clone());
+        self
+    }
+    pub fn dropout(mut self, p: f64) -> Self {
+        self.dropout_p = p;
+        self
+    }
+    pub fn causal(mut self) -> Self {
+        self.is_causal = true;
+        self
+    }
+    pub fn scale(mut self, scale: f64) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+    pub fn gqa(mut self) -> Self {
+        self.enable_gqa = true;
+        self
+    }
+}
+
+impl Tensor {
+    /// Attention of queries `self` `[..., L, E]` over keys `k` `[..., S, E]` and values `v`
+    /// `[..., S, Ev]`: `[..., L, Ev]`. A row whose keys are all masked out is NaN (as PyTorch's).
+    pub fn scaled_dot_product_attention(&self, k: &Tensor, v: &Tensor, opts: &AttentionOpts) -> Tensor {
+        let (qs, ks, vs) = (self.shape(), k.shape(), v.shape());
+        let fail = |why: &str| -> ! { panic!("scaled_dot_product_attention: {why} (q {qs:?}, k {ks:?}, v {vs:?})") };
+        if qs.len() < 2 || ks.len() < 2 || vs.len() < 2 {
+            fail("q, k and v need at least 2 axes");
+        }
+        let (l, e) = (qs[qs.len() - 2], qs[qs.len() - 1]);
+        let s = ks[ks.len() - 2];
+        if ks[ks.len() - 1] != e || vs[vs.len() - 2] != s {
+            fail("k must be [..., S, E] and v [..., S, Ev] for q [..., L, E]");
+        }
+        if opts.is_causal && opts.mask.is_some() {
+            fail("is_causal and a mask cannot be given together");
+        }
+        let (k, v) = if opts.enable_gqa && qs.len() >= 3 && ks.len() >= 3 {
+            let (hq, hk) = (qs[qs.len() - 3], ks[ks.len() - 3]);
+            if hk == 0 || hq % hk != 0 {
+                fail("with enable_gqa the query heads must be a multiple of the key heads");
+            }
+            (k.repeat_interleave(hq / hk, Some(-3)), v.repeat_interleave(hq / hk, Some(-3)))
+        } else {
+            (k.clone(), v.clone())
+        };
+        let scale = opts.scale.unwrap_or(1.0 / (e as f64).sqrt());
+        let q = self.float();
+        let mut scores = q.matmul(&k.float().transpose(-1, -2)).mul(scale);
+        let dev = q.device();
+        if opts.is_causal {
+            let (i, j) = (Tensor::iota(l, DType::I32, &dev), Tensor::iota(s, DType::I32, &dev));
+            let allowed = j.reshape([1, s]).le(i.reshape([l, 1]));
+            scores = allowed.where_(&scores, f64::NEG_INFINITY);
+        }
+        if let Some(mask) = &opts.mask {
+            scores = if mask.dtype().is_bool() {
+                mask.where_(&scores, f64::NEG_INFINITY)
+            } else {
+                scores.add(mask.cast(scores.dtype()))
+            };
+        }
+        let mut weights = scores.softmax(-1);
+        if opts.dropout_p > 0.0 {
+            let p = opts.dropout_p;
+            assert!(p <= 1.0, "scaled_dot_product_attention: dropout_p {p} is not in [0, 1]");
+            let keep = Tensor::rand_on(weights.shape(), &dev).ge(p);
+            weights = keep.where_(weights.mul(if p < 1.0 { 1.0 / (1.0 - p) } else { 0.0 }), 0.0);
+        }
+        weights.matmul(&v.float().cast(weights.dtype()))
+    }
+}
