@@ -60,7 +60,8 @@ group_tests!(
     dtype,
     trig,
     sort,
-    attention
+    attention,
+    select
 );
 
 #[test]

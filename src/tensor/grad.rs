@@ -131,3 +131,46 @@ pub(crate) fn set_custom_gradient(node: &UOp, f: CustomGradient) {
 pub(crate) fn custom_gradient(node: &UOp) -> Option<CustomGradient> {
     CUSTOM_GRADIENTS.get(node)
 }
+
+/// `value` (a formula of `inputs`, not detached from them: the backward reaches it through
+/// them) whose backward is `backward(output gradient, inputs)`, one gradient per input, instead
+/// of the rules of the formula's ops.
+pub(crate) fn with_backward(
+    value: Tensor,
+    inputs: &[&Tensor],
+    backward: impl Fn(&Tensor, &[Tensor]) -> Vec<Tensor> + Send + Sync + 'static,
+) -> Tensor {
+    // Weak references: the registry must not keep the graph alive (see `conv_backward`).
+    let weak: Vec<_> = inputs.iter().map(|x| x.uop().downgrade()).collect();
+    // A node of its own (`x + -0.0` is `x` for every x), so the custom backward never attaches
+    // to a subexpression something else shares.
+    let out = value.add(-0.0);
+    set_custom_gradient(
+        &out.uop(),
+        Arc::new(move |grad: &Tensor, needed: &FxHashSet<UOp>| {
+            let Some(nodes) = weak.iter().map(|w| w.upgrade()).collect::<Option<Vec<UOp>>>() else {
+                return Vec::new();
+            };
+            let xs: Vec<Tensor> = nodes.iter().map(|n| Tensor::from_uop(n.clone())).collect();
+            let grads = backward(grad, &xs);
+            nodes
+                .into_iter()
+                .zip(grads)
+                .filter(|(n, _)| needed.contains(n))
+                .map(|(n, g)| (n.clone(), g.cast(n.dtype())))
+                .collect()
+        }),
+    );
+    out
+}
+
+/// An elementwise `value` of `inputs` (of the output's shape) differentiated by its known
+/// derivative: input `k` gets the output gradient times `derivatives(inputs)[k]`, instead of
+/// the gradient through the range reductions and guards of its formula.
+pub(crate) fn with_derivatives(
+    value: Tensor,
+    inputs: &[&Tensor],
+    derivatives: impl Fn(&[Tensor]) -> Vec<Tensor> + Send + Sync + 'static,
+) -> Tensor {
+    with_backward(value, inputs, move |grad, xs| derivatives(xs).into_iter().map(|d| grad.mul(d)).collect())
+}

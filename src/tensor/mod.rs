@@ -21,6 +21,7 @@ mod pool;
 mod random;
 mod reduce;
 mod reduce_ext;
+mod select;
 mod selftest;
 mod shape_args;
 mod shape_ops;

@@ -143,12 +143,12 @@ pub enum InterpMode {
 }
 
 /// Resolved geometry of one pooling call.
-struct Geometry {
-    k: Vec<usize>,
+pub(super) struct Geometry {
+    pub(super) k: Vec<usize>,
     s: Vec<usize>,
     d: Vec<usize>,
     /// Padding of each axis, with the extra right padding `ceil_mode` needs.
-    pads: Vec<(usize, usize)>,
+    pub(super) pads: Vec<(usize, usize)>,
     /// Padding as given (without the `ceil_mode` extra).
     given: Vec<(usize, usize)>,
     out: Vec<usize>,
@@ -208,7 +208,7 @@ impl Tensor {
         x.permute(order)
     }
 
-    fn pool_geometry(&self, op: &str, kernel: Vec<usize>, opts: &PoolOpts) -> Geometry {
+    pub(super) fn pool_geometry(&self, op: &str, kernel: Vec<usize>, opts: &PoolOpts) -> Geometry {
         let n = kernel.len();
         let shape = self.shape();
         assert!(shape.len() > n, "{op}: input of shape {shape:?} needs a batch or channel axis and {n} spatial axes");
@@ -239,7 +239,7 @@ impl Tensor {
 
     /// Windows of `self` padded by `pads` (`lowest`: with the dtype's lowest value), cut to
     /// exactly `g.out` windows per axis.
-    fn windows(&self, g: &Geometry, pads: &[(usize, usize)], lowest: bool) -> Tensor {
+    pub(super) fn windows(&self, g: &Geometry, pads: &[(usize, usize)], lowest: bool) -> Tensor {
         let lead = self.ndim() - g.k.len();
         let pairs = keep_pairs(lead, pads.iter().map(|&(b, a)| (b as isize, a as isize)).collect());
         let x = if lowest { self.pad_lowest(&pairs) } else { self.pad_constant(&pairs, 0.0) };

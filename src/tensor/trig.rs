@@ -7,8 +7,9 @@
 //! `asin(x) = NaN` for `|x| > 1`, `acosh(1) = 0`, `atanh(±1) = ±inf`, signed zeros kept.
 
 use super::elementwise::Operand;
+use super::grad::with_derivatives;
 use super::Tensor;
-use crate::uop::{DType, FxHashSet, UOp};
+use crate::uop::DType;
 use std::f64::consts::{FRAC_PI_2, LN_2, PI};
 
 impl Tensor {
@@ -189,38 +190,4 @@ fn atan_unit(t: &Tensor) -> Tensor {
 /// `sqrt(1 - x²)`, as `sqrt((1 - x)(1 + x))` (no cancellation near ±1).
 fn one_minus_square_sqrt(x: &Tensor) -> Tensor {
     x.neg().add(1.0).mul(x.add(1.0)).sqrt()
-}
-
-/// `value` (a formula of `inputs`, not detached from them: the backward reaches it through
-/// them) whose backward gives input `k` the output gradient times
-/// `derivatives(inputs)[k]`: an elementwise function differentiated by its known derivative
-/// instead of through the range reductions and guards of its formula. `inputs` have the
-/// output's shape.
-pub(crate) fn with_derivatives(
-    value: Tensor,
-    inputs: &[&Tensor],
-    derivatives: impl Fn(&[Tensor]) -> Vec<Tensor> + Send + Sync + 'static,
-) -> Tensor {
-    // Weak references: the registry must not keep the graph alive (see `conv_backward`).
-    let weak: Vec<_> = inputs.iter().map(|x| x.uop().downgrade()).collect();
-    // A node of its own (`x + -0.0` is `x` for every x), so the custom backward never attaches
-    // to a subexpression something else shares.
-    let out = value.add(-0.0);
-    super::grad::set_custom_gradient(
-        &out.uop(),
-        std::sync::Arc::new(move |grad: &Tensor, needed: &FxHashSet<UOp>| {
-            let Some(nodes) = weak.iter().map(|w| w.upgrade()).collect::<Option<Vec<UOp>>>() else {
-                return Vec::new();
-            };
-            let xs: Vec<Tensor> = nodes.iter().map(|n| Tensor::from_uop(n.clone())).collect();
-            let ds = derivatives(&xs);
-            nodes
-                .into_iter()
-                .zip(ds)
-                .filter(|(n, _)| needed.contains(n))
-                .map(|(n, d)| (n.clone(), grad.mul(d).cast(n.dtype())))
-                .collect()
-        }),
-    );
-    out
 }

@@ -14,6 +14,7 @@ pub mod math;
 pub mod movement;
 pub mod reduce;
 pub mod reduce_ext;
+pub mod select;
 pub mod shape_ops;
 pub mod sort;
 pub mod trig;
@@ -43,6 +44,7 @@ pub const GROUPS: &[(&str, CasesFn)] = &[
     ("trig", trig::cases),
     ("sort", sort::cases),
     ("attention", attention::cases),
+    ("select", select::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and
