@@ -14,12 +14,11 @@ use opencl3::error_codes::{
     ClError, CL_BUILD_PROGRAM_FAILURE, CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_FUNCTION_NOT_AVAILABLE,
     DLOPEN_RUNTIME_LOAD_FAILED,
 };
-use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::platform::get_platforms;
 use opencl3::program::Program as ClProgramObj;
-use opencl3::types::{cl_device_id, CL_BLOCKING};
+use opencl3::types::cl_device_id;
 use std::sync::{Arc, Mutex};
 
 use super::program::{ArgLayout, BuiltKernel, ClMemory, ClProgram, ClShared};
@@ -236,23 +235,8 @@ impl Backend for ClDevice {
         if src.is_empty() {
             return Ok(());
         }
-        // SAFETY: a blocking write of `src.len()` bytes, which fit in the buffer (checked above);
-        // `src` stays borrowed until the call returns, after the copy is done.
-        unsafe {
-            opencl3::command_queue::enqueue_write_buffer(
-                self.shared.queue.get(),
-                mem.mem(),
-                CL_BLOCKING,
-                0,
-                src.len(),
-                src.as_ptr().cast(),
-                0,
-                std::ptr::null(),
-            )
-        }
-        // The copy is done; the event is released when dropped.
-        .map(|event| drop(Event::new(event)))
-        .map_err(|e| Error::Other(format!("{}: writing to device memory failed: {e}", self.shared.name)))
+        mem.write(&self.shared.queue, src)
+            .map_err(|e| Error::Other(format!("{}: writing to device memory failed: {e}", self.shared.name)))
     }
 
     fn copy_out(&self, src: &DeviceMemory, dst: &mut [u8]) -> Result<()> {
@@ -268,24 +252,8 @@ impl Backend for ClDevice {
         if dst.is_empty() {
             return Ok(());
         }
-        // SAFETY: a blocking read of `dst.len()` bytes (the buffer's size, checked above) into
-        // `dst`, which is exclusively borrowed until the call returns, after the copy is done.
-        // The in-order queue runs it after every kernel launched before.
-        unsafe {
-            opencl3::command_queue::enqueue_read_buffer(
-                self.shared.queue.get(),
-                mem.mem(),
-                CL_BLOCKING,
-                0,
-                dst.len(),
-                dst.as_mut_ptr().cast(),
-                0,
-                std::ptr::null(),
-            )
-        }
-        // The copy is done; the event is released when dropped.
-        .map(|event| drop(Event::new(event)))
-        .map_err(|e| Error::Other(format!("{}: reading device memory failed: {e}", self.shared.name)))
+        mem.read(&self.shared.queue, dst)
+            .map_err(|e| Error::Other(format!("{}: reading device memory failed: {e}", self.shared.name)))
     }
 
     fn renderer(&self) -> &dyn Renderer {

@@ -8,10 +8,11 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::Device as ClDeviceInfo;
 use opencl3::error_codes::ClError;
+use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, ClMem};
 use opencl3::program::Program as ClProgramObj;
-use opencl3::types::cl_mem;
+use opencl3::types::{cl_mem, CL_BLOCKING};
 use std::sync::{Arc, Mutex};
 
 /// One allocation: a read-write OpenCL buffer (at least one byte: OpenCL has no empty buffers).
@@ -22,6 +23,49 @@ pub struct ClMemory {
 impl ClMemory {
     pub(super) fn mem(&self) -> cl_mem {
         self.buf.get()
+    }
+
+    /// Copies `src` (exactly the buffer's size, non-empty: the caller checks) into the buffer
+    /// and waits for it.
+    pub(super) fn write(&self, queue: &CommandQueue, src: &[u8]) -> std::result::Result<(), ClError> {
+        // SAFETY: a blocking write of `src.len()` bytes, which fit in the buffer (the caller
+        // checked the size); `src` stays borrowed until the call returns, after the copy is done.
+        let event = unsafe {
+            opencl3::command_queue::enqueue_write_buffer(
+                queue.get(),
+                self.mem(),
+                CL_BLOCKING,
+                0,
+                src.len(),
+                src.as_ptr().cast(),
+                0,
+                std::ptr::null(),
+            )
+        }?;
+        // The copy is done; the event is released when dropped.
+        drop(Event::new(event));
+        Ok(())
+    }
+
+    /// Copies the buffer (exactly `dst.len()` bytes, non-empty: the caller checks) into `dst`,
+    /// after every kernel launched before it (the queue is in order).
+    pub(super) fn read(&self, queue: &CommandQueue, dst: &mut [u8]) -> std::result::Result<(), ClError> {
+        // SAFETY: a blocking read of `dst.len()` bytes (the buffer's size, checked by the caller)
+        // into `dst`, which is exclusively borrowed until the call returns, after the copy is done.
+        let event = unsafe {
+            opencl3::command_queue::enqueue_read_buffer(
+                queue.get(),
+                self.mem(),
+                CL_BLOCKING,
+                0,
+                dst.len(),
+                dst.as_mut_ptr().cast(),
+                0,
+                std::ptr::null(),
+            )
+        }?;
+        drop(Event::new(event));
+        Ok(())
     }
 }
 
