@@ -2,7 +2,7 @@
 //! `diagonal_offset`), max pooling with the indices of the maxima and its inverse
 //! (`max_pool2d_with_indices`, `max_unpool2d`), and the two ops whose output shape depends on
 //! the data (`masked_select`, `nonzero`): they realize what the shape depends on (the mask)
-//! before building their result, so they return `Result` and are not captured by TinyJit.
+//! before building their result, so they return `Result` (inside a TinyJit capture, an `Err`: a read).
 
 use super::pool::spatial;
 use super::shape_args::resolve_axis;
