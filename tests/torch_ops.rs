@@ -61,7 +61,8 @@ group_tests!(
     trig,
     sort,
     attention,
-    select
+    select,
+    args
 );
 
 #[test]

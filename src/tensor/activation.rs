@@ -48,6 +48,14 @@ impl Tensor {
     pub fn gelu(&self) -> Tensor {
         self.float().via_f32(|x| x.mul(0.5).mul(x.mul(-std::f64::consts::FRAC_1_SQRT_2).erfc()))
     }
+    /// GELU as `F.gelu(x, approximate=...)`: `"none"` (exact) or `"tanh"`.
+    pub fn gelu_approximate(&self, approximate: &str) -> Tensor {
+        match approximate {
+            "none" => self.gelu(),
+            "tanh" => self.gelu_tanh(),
+            other => panic!("gelu: approximate must be \"none\" or \"tanh\", got {other:?}"),
+        }
+    }
     /// GELU's tanh approximation (`approximate="tanh"`, tinygrad's `gelu`).
     pub fn gelu_tanh(&self) -> Tensor {
         self.float().via_f32(|x| {

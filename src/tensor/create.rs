@@ -166,7 +166,61 @@ impl Tensor {
 
     /// The `n`×`n` float32 identity matrix.
     pub fn eye(n: usize) -> Tensor {
-        let i = Tensor::arange(n);
-        i.reshape([n, 1]).eq(i.reshape([1, n])).cast(DType::F32)
+        Tensor::eye_dtype(n, n, DType::F32)
+    }
+
+    // ---------------------------------------------------------------- with a dtype argument
+
+    /// `n` rows, `m` columns, ones on the diagonal, of `dtype` (as `torch.eye(n, m, dtype=)`).
+    pub fn eye_dtype(n: usize, m: usize, dtype: DType) -> Tensor {
+        let dev = default_device();
+        let (i, j) = (Tensor::iota(n, DType::I32, &dev), Tensor::iota(m, DType::I32, &dev));
+        i.reshape([n, 1]).eq(j.reshape([1, m])).cast(dtype)
+    }
+    /// A tensor of `shape` filled with `value` cast to `dtype` (as `torch.full(.., dtype=)`).
+    pub fn full_as(shape: impl super::IntoShape, value: f64, dtype: DType) -> Tensor {
+        Tensor::full_dtype(shape, ConstValue::Float(value), dtype)
+    }
+    pub fn zeros_dtype(shape: impl super::IntoShape, dtype: DType) -> Tensor {
+        Tensor::full_as(shape, 0.0, dtype)
+    }
+    pub fn ones_dtype(shape: impl super::IntoShape, dtype: DType) -> Tensor {
+        Tensor::full_as(shape, 1.0, dtype)
+    }
+    /// Same shape and device as `self`, of `dtype`, filled with `value`.
+    pub fn full_like_dtype(&self, value: f64, dtype: DType) -> Tensor {
+        Tensor::full_on(self.shape(), ConstValue::Float(value).cast(dtype), dtype, &self.device())
+    }
+    pub fn zeros_like_dtype(&self, dtype: DType) -> Tensor {
+        self.full_like_dtype(0.0, dtype)
+    }
+    pub fn ones_like_dtype(&self, dtype: DType) -> Tensor {
+        self.full_like_dtype(1.0, dtype)
+    }
+    /// `start, start+step, ...` up to (not including) `stop`, of `dtype` (as `torch.arange(start,
+    /// end, step, dtype=)`): for integer dtypes the length comes from the float arguments and
+    /// the values, exact, from their integer parts (as PyTorch); floats are computed in f32 (f64
+    /// for f64) and cast.
+    pub fn arange_dtype(start: f64, stop: f64, step: f64, dtype: DType) -> Tensor {
+        assert!(step != 0.0, "arange: step must not be zero");
+        let n = ((stop - start) / step).ceil().max(0.0) as usize;
+        let dev = default_device();
+        if !dtype.is_float() && !dtype.is_bool() {
+            // PyTorch: the length from the float arguments, the values from their integer parts.
+            return Tensor::iota(n, dtype, &dev) * (step.trunc() as i64) + (start.trunc() as i64);
+        }
+        let work = if dtype == DType::F64 { DType::F64 } else { DType::F32 };
+        (Tensor::iota(n, work, &dev) * step + start).cast(dtype)
+    }
+    /// `steps` evenly spaced values from `start` to `end` inclusive, of `dtype` (computed in
+    /// float, then cast: integer dtypes truncate toward zero, as PyTorch).
+    pub fn linspace_dtype(start: f64, end: f64, steps: usize, dtype: DType) -> Tensor {
+        let work = if dtype == DType::F64 { DType::F64 } else { DType::F32 };
+        let dev = default_device();
+        if steps == 1 {
+            return Tensor::full_as([1], start, work).cast(dtype);
+        }
+        let step = (end - start) / (steps as f64 - 1.0);
+        (Tensor::iota(steps, work, &dev) * step + start).cast(dtype)
     }
 }

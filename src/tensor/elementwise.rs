@@ -433,6 +433,8 @@ macro_rules! scalar_lhs {
         impl std::ops::Mul<Tensor> for $t { type Output = Tensor; fn mul(self, rhs: Tensor) -> Tensor { rhs.mul(self) } }
         impl std::ops::Sub<Tensor> for $t { type Output = Tensor; fn sub(self, rhs: Tensor) -> Tensor { self.into_tensor(&rhs).sub(&rhs) } }
         impl std::ops::Div<Tensor> for $t { type Output = Tensor; fn div(self, rhs: Tensor) -> Tensor { self.into_tensor(&rhs).div(&rhs) } }
+        impl std::ops::Rem<&Tensor> for $t { type Output = Tensor; fn rem(self, rhs: &Tensor) -> Tensor { self.into_tensor(rhs).remainder(rhs) } }
+        impl std::ops::Rem<Tensor> for $t { type Output = Tensor; fn rem(self, rhs: Tensor) -> Tensor { self.into_tensor(&rhs).remainder(&rhs) } }
     )*};
 }
 scalar_lhs!(f32, f64, i32, i64);

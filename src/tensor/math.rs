@@ -224,6 +224,10 @@ impl Tensor {
     /// and the gradients at base 0 are PyTorch's (`0`, `1`, `inf` or `-inf` by exponent).
     /// Integer tensors with integer exponents give integers (exact by repeated multiplication
     /// for a constant exponent).
+    /// `base ** self` (a scalar base on the left, as `2 ** x` in PyTorch).
+    pub fn rpow(&self, base: impl Operand) -> Tensor {
+        base.into_tensor(self).pow(self)
+    }
     pub fn pow(&self, o: impl Operand) -> Tensor {
         let e = o.into_tensor(self);
         let dt = DType::promote(self.dtype(), e.dtype());
@@ -282,7 +286,8 @@ impl Tensor {
         let half_b = b.mul(0.5);
         let b_odd = b_int.bitand(half_b.trunc().ne(&half_b));
         let neg = a_safe.lt(0.0);
-        let flip = neg.bitand(&b_int);
+        // -inf to a non-integer power is +inf or +0, as IEEE's pow: computed on +inf.
+        let flip = neg.bitand(b_int.bitor(a_safe.eq(f64::NEG_INFINITY)));
         // A negative base with a non-integer exponent keeps its sign: log2 makes the NaN.
         let base = flip.where_(a_safe.neg(), &a_safe);
         // PyTorch's exponent gradient `result * log(a)` is NaN for a negative base: select `b`
@@ -297,6 +302,12 @@ impl Tensor {
         };
         let mag = b_grad.mul(base.log2()).exp2();
         let general = flip.bitand(&b_odd).where_(mag.neg(), &mag);
+        // x ** 0 is 1 for an infinite or NaN x too, 1 ** y for a NaN y, and (±1) ** ±inf is 1
+        // (IEEE pow), where `0 * log2(inf)` or `inf * log2(1)` would be NaN. Only those
+        // points: elsewhere the formula's gradients stay.
+        let unit = base.eq(1.0).bitand(b.isinf().bitor(a_safe.eq(1.0).bitand(b.isnan())));
+        let one = b.eq(0.0).bitand(base.isfinite().logical_not()).bitor(unit);
+        let general = one.where_(1.0, general);
         // At base 0: value 0, 1 or inf, and PyTorch's gradient b * 0^(b-1) (0 when b = 0).
         let az = zero.where_(a, 1.0);
         let zeros = a.zeros_like();

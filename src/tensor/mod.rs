@@ -17,6 +17,7 @@ mod loss;
 mod math;
 mod movement;
 mod no_grad;
+mod norm;
 mod pool;
 mod random;
 mod reduce;

@@ -337,7 +337,12 @@ impl Tensor {
             let y = (moved.unsqueeze(-2) * &w).sum_axis(-1);
             x = y.transpose(axis as isize, -1);
         }
-        x
+        // Integer inputs keep their dtype (nearest is exact; linear rounds, saturating).
+        match self.dtype() {
+            d if d.is_float() => x,
+            d if mode == InterpMode::Linear => x.round().cast(d),
+            d => x.cast(d),
+        }
     }
 }
 

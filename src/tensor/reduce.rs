@@ -105,4 +105,38 @@ impl Tensor {
     pub fn mean_keepdim(&self, axes: impl IntoAxes) -> Tensor {
         self.mean_impl(axes.into_axes(), true)
     }
+
+    // ---------------------------------------------------------------- PyTorch-style arguments
+
+    /// Sum over `axes` (`()` or `None`: all) keeping them as size 1 when `keepdim` (one call
+    /// for axes and keepdim chosen at run time, as `x.sum(dim, keepdim)`).
+    pub fn sum_with(&self, axes: impl IntoAxes, keepdim: bool) -> Tensor {
+        self.reduce("sum", Ops::ADD, axes.into_axes(), keepdim)
+    }
+    pub fn prod_with(&self, axes: impl IntoAxes, keepdim: bool) -> Tensor {
+        self.reduce("prod", Ops::MUL, axes.into_axes(), keepdim)
+    }
+    pub fn max_with(&self, axes: impl IntoAxes, keepdim: bool) -> Tensor {
+        self.reduce("max", Ops::MAX, axes.into_axes(), keepdim)
+    }
+    pub fn min_with(&self, axes: impl IntoAxes, keepdim: bool) -> Tensor {
+        self.min_impl(axes.into_axes(), keepdim)
+    }
+    pub fn mean_with(&self, axes: impl IntoAxes, keepdim: bool) -> Tensor {
+        self.mean_impl(axes.into_axes(), keepdim)
+    }
+    /// `sum_with` of this tensor cast to `dtype` first (as `x.sum(dim, keepdim, dtype=...)`:
+    /// the result has `dtype`, 16-bit floats still accumulate in f32).
+    pub fn sum_as(&self, dtype: DType, axes: impl IntoAxes, keepdim: bool) -> Tensor {
+        self.cast(dtype).sum_with(axes, keepdim).cast(dtype)
+    }
+    /// `prod_with` of this tensor cast to `dtype` (as `x.prod(dim, keepdim, dtype=...)`).
+    pub fn prod_as(&self, dtype: DType, axes: impl IntoAxes, keepdim: bool) -> Tensor {
+        self.cast(dtype).prod_with(axes, keepdim).cast(dtype)
+    }
+    /// `mean_with` of this tensor cast to the float `dtype` (as `x.mean(dim, keepdim, dtype=...)`).
+    pub fn mean_as(&self, dtype: DType, axes: impl IntoAxes, keepdim: bool) -> Tensor {
+        assert!(dtype.is_float(), "mean: dtype must be a float type, got {dtype:?}");
+        self.cast(dtype).mean_with(axes, keepdim)
+    }
 }

@@ -277,6 +277,10 @@ impl Tensor {
     /// Cumulative sum along `axis` (ints and bools sum as int64, as in PyTorch).
     /// 16-bit floats accumulate in f32 (each output is its prefix sum rounded once, as
     /// PyTorch's accumulation in `float`), whatever blocks a long axis is split into.
+    /// Cumulative sum of this tensor cast to `dtype` (as `x.cumsum(dim, dtype=...)`).
+    pub fn cumsum_as(&self, axis: isize, dtype: DType) -> Tensor {
+        self.cast(dtype).cumsum(axis).cast(dtype)
+    }
     pub fn cumsum(&self, axis: isize) -> Tensor {
         let along = |x: &Tensor| {
             let [r] = x.along_last(axis, "cumsum", |x| [x.cumsum_last()]);

@@ -70,6 +70,13 @@ impl<T: Dim> IntoAxes for &[T] {
     }
 }
 
+/// `None`: all axes; `Some(axes)`: those (axes chosen at run time, as PyTorch's `dim=None`).
+impl<A: IntoAxes> IntoAxes for Option<A> {
+    fn into_axes(self) -> Option<Vec<isize>> {
+        self.and_then(IntoAxes::into_axes)
+    }
+}
+
 /// Resolves a possibly negative axis against `ndim`; panics naming the op and shape.
 pub(crate) fn resolve_axis(op: &str, axis: isize, shape: &[usize]) -> usize {
     let n = shape.len() as isize;
@@ -80,10 +87,17 @@ pub(crate) fn resolve_axis(op: &str, axis: isize, shape: &[usize]) -> usize {
     a as usize
 }
 
-/// Resolves a list of axes (`None` = all), sorted and without duplicates.
+/// Resolves a list of axes (`None` = all), sorted and without duplicates. A 0-d tensor takes
+/// axis 0 or -1 as PyTorch does (as if it had one axis of size 1): nothing to reduce.
 pub(crate) fn resolve_axes(op: &str, axes: Option<Vec<isize>>, shape: &[usize]) -> Vec<usize> {
     let mut out: Vec<usize> = match axes {
         None => (0..shape.len()).collect(),
+        Some(a) if shape.is_empty() => {
+            for &x in &a {
+                resolve_axis(op, x, &[1]);
+            }
+            Vec::new()
+        }
         Some(a) => a.into_iter().map(|x| resolve_axis(op, x, shape)).collect(),
     };
     out.sort_unstable();

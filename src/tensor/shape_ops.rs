@@ -160,12 +160,23 @@ impl Tensor {
             let all: Vec<(isize, isize)> = std::iter::repeat_n((0, 0), lead).chain(pads.iter().copied()).collect();
             return self.pad_constant(&all, v);
         }
-        let mut x = self.clone();
+        // Negative amounts crop first; the padding then reads the cropped tensor (as PyTorch).
+        let crop: Vec<(usize, usize)> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| {
+                let (b, a) = if i < lead { (0, 0) } else { pads[i - lead] };
+                let (lo, hi) = ((-b).max(0) as usize, (-a).max(0) as usize);
+                assert!(lo + hi <= d, "pad: negative padding {pads:?} removes more than shape {shape:?} has");
+                (lo, d - hi)
+            })
+            .collect();
+        let mut x = self.shrink(&crop);
+        let shape = x.shape();
         for (i, &(b, a)) in pads.iter().enumerate() {
             let axis = lead + i;
             let n = shape[axis];
-            assert!(b >= 0 && a >= 0, "pad: {mode:?} padding {pads:?} must not be negative");
-            let (b, a) = (b as usize, a as usize);
+            let (b, a) = (b.max(0) as usize, a.max(0) as usize);
             if b == 0 && a == 0 {
                 continue;
             }

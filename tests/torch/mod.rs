@@ -3,6 +3,7 @@
 //! `tests/fixtures/torch/<group>.json` and a line in `GROUPS` (and in `group_tests!` there).
 
 pub mod activation;
+pub mod args;
 pub mod attention;
 pub mod conv;
 pub mod dtype;
@@ -45,6 +46,7 @@ pub const GROUPS: &[(&str, CasesFn)] = &[
     ("sort", sort::cases),
     ("attention", attention::cases),
     ("select", select::cases),
+    ("args", args::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and

@@ -1,26 +1,6 @@
 use super::filled;
 use crate::Tensor;
 
-/// `[1, C, 1, 1, ...]` for broadcasting per-channel values over `x`.
-fn per_channel(t: &Tensor, ndim: usize) -> Tensor {
-    let c = t.numel();
-    let mut shape = vec![1usize; ndim];
-    shape[1] = c;
-    t.reshape(shape)
-}
-
-/// `y * weight + bias` per channel, each optional.
-fn channel_affine(y: Tensor, weight: Option<&Tensor>, bias: Option<&Tensor>, ndim: usize) -> Tensor {
-    let y = match weight {
-        Some(w) => y * per_channel(w, ndim),
-        None => y,
-    };
-    match bias {
-        Some(b) => y + per_channel(b, ndim),
-        None => y,
-    }
-}
-
 fn param(shape: Vec<usize>, v: f32) -> Tensor {
     filled(shape, v).requires_grad()
 }
@@ -60,41 +40,21 @@ impl BatchNorm {
     }
 
     pub fn forward(&self, x: &Tensor) -> Tensor {
-        let shape = x.shape();
-        assert!(shape.len() >= 2, "BatchNorm: input must be (N, C, ...), shape is {shape:?}");
-        let axes: Vec<isize> = (0..shape.len() as isize).filter(|&a| a != 1).collect();
-        let use_batch = Tensor::training() || self.running_mean.is_none();
-        let (mean, var) = if use_batch {
-            let (var, mean) = x.var_mean_with(axes.clone(), false, 0.0);
-            if Tensor::training() {
-                if let (Some(rm), Some(rv), Some(nbt)) =
-                    (&self.running_mean, &self.running_var, &self.num_batches_tracked)
-                {
-                    let n: usize = axes.iter().map(|&a| shape[a as usize]).product();
-                    let unbiased = &var * (n as f64 / (n.max(2) - 1) as f64);
-                    let m = self.momentum;
-                    crate::tensor::no_grad(|| {
-                        rm.assign(rm.detach() * (1.0 - m) + mean.detach() * m);
-                        rv.assign(rv.detach() * (1.0 - m) + unbiased.detach() * m);
-                        nbt.assign(nbt.detach() + 1);
-                    });
-                }
+        let training = Tensor::training();
+        if training {
+            if let Some(nbt) = &self.num_batches_tracked {
+                crate::tensor::no_grad(|| nbt.assign(nbt.detach() + 1));
             }
-            (mean, var)
-        } else {
-            (self.running_mean.clone().expect("running mean"), self.running_var.clone().expect("running var"))
-        };
-        let nd = shape.len();
-        let inv = (var + self.eps).rsqrt();
-        let scale = match &self.weight {
-            Some(w) => inv * w,
-            None => inv,
-        };
-        let y = (x - per_channel(&mean, nd)) * per_channel(&scale, nd);
-        match &self.bias {
-            Some(b) => y + per_channel(b, nd),
-            None => y,
         }
+        x.batch_norm(
+            self.running_mean.as_ref(),
+            self.running_var.as_ref(),
+            self.weight.as_ref(),
+            self.bias.as_ref(),
+            training,
+            self.momentum,
+            self.eps,
+        )
     }
 }
 
@@ -123,24 +83,7 @@ impl LayerNorm {
         }
     }
     pub fn forward(&self, x: &Tensor) -> Tensor {
-        let shape = x.shape();
-        let k = self.normalized_shape.len();
-        assert!(
-            shape.len() >= k && shape[shape.len() - k..] == self.normalized_shape[..],
-            "LayerNorm: input {shape:?} does not end with {:?}",
-            self.normalized_shape
-        );
-        let axes: Vec<isize> = (1..=k as isize).map(|i| -i).collect();
-        let (var, mean) = x.var_mean_with(axes, true, 0.0);
-        let y = (x - mean) * (var + self.eps).rsqrt();
-        let y = match &self.weight {
-            Some(w) => y * w,
-            None => y,
-        };
-        match &self.bias {
-            Some(b) => y + b,
-            None => y,
-        }
+        x.layer_norm(&self.normalized_shape, self.weight.as_ref(), self.bias.as_ref(), self.eps)
     }
 }
 
@@ -169,11 +112,7 @@ impl GroupNorm {
         }
     }
     pub fn forward(&self, x: &Tensor) -> Tensor {
-        let shape = x.shape();
-        let grouped = x.reshape([shape[0] as isize, self.num_groups as isize, -1]);
-        let (var, mean) = grouped.var_mean_with(-1, true, 0.0);
-        let y = ((grouped - mean) * (var + self.eps).rsqrt()).reshape(shape.clone());
-        channel_affine(y, self.weight.as_ref(), self.bias.as_ref(), shape.len())
+        x.group_norm(self.num_groups, self.weight.as_ref(), self.bias.as_ref(), self.eps)
     }
 }
 
@@ -199,12 +138,7 @@ impl InstanceNorm {
         }
     }
     pub fn forward(&self, x: &Tensor) -> Tensor {
-        let shape = x.shape();
-        assert!(shape.len() >= 3, "InstanceNorm: input must be (N, C, spatial...), shape is {shape:?}");
-        let axes: Vec<isize> = (2..shape.len() as isize).collect();
-        let (var, mean) = x.var_mean_with(axes, true, 0.0);
-        let y = (x - mean) * (var + self.eps).rsqrt();
-        channel_affine(y, self.weight.as_ref(), self.bias.as_ref(), shape.len())
+        x.instance_norm(self.weight.as_ref(), self.bias.as_ref(), self.eps)
     }
 }
 
@@ -225,6 +159,6 @@ impl RMSNorm {
         RMSNorm { weight: param(vec![dim], 1.0), eps }
     }
     pub fn forward(&self, x: &Tensor) -> Tensor {
-        x * (x.square().mean_keepdim(-1) + self.eps).rsqrt() * &self.weight
+        x.rms_norm(&self.weight.shape(), Some(&self.weight), Some(self.eps))
     }
 }
