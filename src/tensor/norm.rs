@@ -63,7 +63,7 @@ impl Tensor {
         let shape = self.shape();
         assert!(shape.len() >= 2, "group_norm: input must be (N, C, ...), shape is {shape:?}");
         assert!(
-            num_groups > 0 && shape[1] % num_groups == 0,
+            num_groups > 0 && shape[1].is_multiple_of(num_groups),
             "group_norm: {} channels of shape {shape:?} do not split into {num_groups} groups",
             shape[1]
         );
