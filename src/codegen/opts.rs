@@ -14,6 +14,7 @@
 //! each item reads one contiguous chunk).
 
 use super::kernel_ops::and_gate;
+use super::vector_rules::check_vector_axis;
 use crate::renderer::Target;
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
 
@@ -341,6 +342,9 @@ pub fn apply_opt(ast: &UOp, o: &Opt, target: &Target) -> Result<UOp, OptError> {
     if o.kind == OptKind::PadTo {
         return Ok(pad_to(ast, &r, o.amount));
     }
+    if o.kind == OptKind::Vector && o.amount > 1 {
+        check_vector_axis(ast, &r, target).map_err(|reason| OptError { opt: *o, reason })?;
+    }
     if matches!(o.kind, OptKind::Vector | OptKind::FmaChain) {
         return Ok(ast.clone());
     }
@@ -448,7 +452,8 @@ pub fn candidate_opts(ast: &UOp, opts: &[Opt], target: &Target) -> Vec<Opt> {
         let mut vector: Vec<Opt> =
             lanes.map(|(axis, r)| Opt { kind: OptKind::Vector, axis, amount: r.range_size() }).collect();
         vector.push(Opt { kind: OptKind::Vector, axis: 0, amount: 1 });
-        out.extend(vector.into_iter().filter(|o| check_opt(&ranges, o, target).is_ok()));
+        let qualifies = |o: &Opt| o.amount == 1 || check_vector_axis(&applied, &ranges[o.axis], target).is_ok();
+        out.extend(vector.into_iter().filter(|o| check_opt(&ranges, o, target).is_ok() && qualifies(o)));
     }
     let unrolled_sum = ranges.iter().any(|r| r.range_arg().1 == AxisType::Unroll)
         && applied.toposort().iter().any(|n| n.op() == Ops::REDUCE && n.dtype().is_float());

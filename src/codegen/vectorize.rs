@@ -10,11 +10,12 @@
 //! casts, transcendental functions, other reductions) is computed lane by lane, which is
 //! always correct and is what the scalar expansion did anyway.
 
-use super::kernel_ops::{pow2_divisor, reduce_over, unit_stride};
+use super::kernel_ops::{pow2_divisor, reduce_over};
 use super::opts::{kernel_ranges, shift_to, VectorChoice};
+use super::vector_rules::{check_vector_axis, lane_sum_reduce, max_lanes, vector_element};
 use crate::renderer::Target;
 use crate::uop::symbolic::simplify;
-use crate::uop::{Arg, AxisType, DType, FxHashMap, Ops, Scalar, UOp};
+use crate::uop::{Arg, AxisType, FxHashMap, Ops, UOp};
 
 /// How a node looks with the vector axis turned into lanes.
 #[derive(Clone)]
@@ -49,11 +50,6 @@ impl Lanes {
     }
 }
 
-/// Element types that live in vector registers (no bools, no 16-bit floats).
-fn vector_element(dt: DType) -> bool {
-    matches!(dt.scalar, Scalar::F32 | Scalar::F64 | Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64)
-}
-
 /// Float arithmetic that C vector extensions (and every backend's vector types) support.
 fn vector_alu(n: &UOp) -> bool {
     n.dtype().is_float()
@@ -74,26 +70,11 @@ pub fn vector_axis(ast: &UOp, target: &Target, choice: VectorChoice) -> Result<O
     let Some(axis) = ranges.iter().find(|r| r.range_arg().0 == id && r.range_size() == lanes) else {
         return Err(format!("a later opt changed the vector axis (range {id} of {lanes} lanes)"));
     };
-    let max_lanes = max_lanes(ast, target).ok_or_else(|| "16-bit floats do not live in vectors".to_string())?;
-    if lanes > max_lanes {
-        return Err(format!("{lanes} lanes of this kernel's widest float are more than a vector holds ({max_lanes})"));
-    }
+    check_vector_axis(ast, axis, target)?;
     match axis.range_arg().1 {
-        AxisType::Upcast => Ok(Some((ast.clone(), axis.clone()))),
         AxisType::Unroll => lane_sums(ast, axis, target).map(Some),
-        t => Err(format!("a later opt made the vector axis {t:?}")),
+        _ => Ok(Some((ast.clone(), axis.clone()))),
     }
-}
-
-/// The lanes one vector of the kernel's widest float holds, or `None` where the kernel has
-/// 16-bit floats (they are not vector elements).
-fn max_lanes(ast: &UOp, target: &Target) -> Option<i64> {
-    let topo = ast.toposort();
-    if topo.iter().any(|n| matches!(n.dtype().scalar, Scalar::F16 | Scalar::BF16)) {
-        return None;
-    }
-    let widest = topo.iter().filter(|n| n.dtype().is_float()).map(|n| n.dtype().itemsize()).max().unwrap_or(4).max(4);
-    Some((target.simd_bytes / widest) as i64)
 }
 
 fn default_vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
@@ -122,32 +103,13 @@ fn default_vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     Some((split, inner))
 }
 
-/// Per-lane sums: the UNROLL axis `unroll` (4 or more lanes, or as the VECTOR opt says) of a
-/// float sum, walked contiguously by every load that depends on it, keeps one partial sum per
-/// lane, `REDUCE(value, ranges..., u)` becoming `REDUCE(REDUCE(value, ranges...), u)` with `u`
-/// the vector axis (the outer REDUCE adds the lanes up at the end). Returns the kernel and the
-/// axis, or why the axis does not qualify.
+/// Per-lane sums: the UNROLL axis `unroll` of a float sum (see `lane_sum_reduce` for when it
+/// qualifies) keeps one partial sum per lane, `REDUCE(value, ranges..., u)` becoming
+/// `REDUCE(REDUCE(value, ranges...), u)` with `u` the vector axis (the outer REDUCE adds the
+/// lanes up at the end). Returns the kernel and the axis, or why the axis does not qualify.
 fn lane_sums(ast: &UOp, unroll: &UOp, target: &Target) -> Result<(UOp, UOp), String> {
-    let lanes = unroll.range_size();
-    let topo = ast.toposort();
-    let owners: Vec<&UOp> = topo.iter().filter(|n| n.op() == Ops::REDUCE && n.src()[1..].contains(unroll)).collect();
-    let [red] = owners.as_slice() else { return Err("per-lane sums need an UNROLL axis of one reduce".into()) };
-    if red.arg() != &Arg::Op(Ops::ADD) || !red.dtype().is_float() || !vector_element(red.dtype()) {
-        return Err("per-lane sums are for float sums".into());
-    }
-    if lanes as usize * red.dtype().itemsize() > target.simd_bytes {
-        return Err(format!("{lanes} lanes of {:?} are more than a vector holds", red.dtype()));
-    }
-    for l in topo.iter().filter(|n| n.op() == Ops::LOAD && n.src()[0].op() == Ops::INDEX) {
-        let index = &l.src()[0];
-        if !index.toposort().contains(unroll) {
-            continue;
-        }
-        let gate_moves = index.src().get(2).is_some_and(|g| g.toposort().contains(unroll));
-        if gate_moves || !unit_stride(&index.src()[1], unroll) || !vector_element(l.dtype()) {
-            return Err("per-lane sums need every load along the axis to be contiguous and ungated".into());
-        }
-    }
+    let red = lane_sum_reduce(ast, unroll, target)?;
+    let red = &red;
     let (id, _) = unroll.range_arg();
     let axis = UOp::range(unroll.src()[0].clone(), id, AxisType::Upcast);
     let others: Vec<UOp> = red.src()[1..].iter().filter(|r| *r != unroll).cloned().collect();
@@ -156,7 +118,7 @@ fn lane_sums(ast: &UOp, unroll: &UOp, target: &Target) -> Result<(UOp, UOp), Str
     let partial = reduce_over(red, red.src()[0].substitute(&swap), &others);
     let total = red.with_src(vec![partial, axis.clone()]);
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
-    map.insert((*red).clone(), total);
+    map.insert(red.clone(), total);
     Ok((ast.substitute(&map), axis))
 }
 
