@@ -548,3 +548,20 @@ fn flatten_range_reversed_panics() {
         let _ = Tensor::zeros([2, 3]).flatten_range(1, 0);
     });
 }
+
+#[test]
+fn pad_to_shrink_to_sequential_and_nbytes() {
+    for_each_device(|dev| {
+        let x = Tensor::from_vec((1..=6).map(|i| i as f32).collect(), [2, 3]);
+        let p = x.pad_to(&[Some(3), None]);
+        assert_eq!(p.shape(), vec![3, 3]);
+        assert_eq!(p.to_vec::<f32>().unwrap(), vec![1., 2., 3., 4., 5., 6., 0., 0., 0.], "pad_to on {dev}");
+        let s = x.shrink_to(&[None, Some(2)]);
+        assert_eq!(s.to_vec::<f32>().unwrap(), vec![1., 2., 4., 5.], "shrink_to on {dev}");
+        let double = |t: &Tensor| t * 2.0;
+        let inc = |t: &Tensor| t + 1.0;
+        let y = x.sequential(&[&double, &inc]);
+        assert_eq!(y.to_vec::<f32>().unwrap(), vec![3., 5., 7., 9., 11., 13.], "sequential on {dev}");
+        assert_eq!(x.cast(DType::F16).nbytes(), 12);
+    });
+}

@@ -253,3 +253,23 @@ fn attention_dropout_is_reproducible_and_keeps_the_expected_mass() {
     assert!((mean - 1.0).abs() < 0.05, "mean row mass {mean}");
     assert!(a.iter().any(|&x| (x - 1.0).abs() > 0.05), "nothing was dropped: {:?}", &a[..8]);
 }
+
+#[test]
+fn randperm_is_a_reproducible_permutation_and_scaled_uniform_is_bounded() {
+    let draw = |seed: u64| {
+        let _g = seeded(seed);
+        Tensor::randperm(50).to_vec::<i64>().unwrap()
+    };
+    let (a, b, c) = (draw(3), draw(3), draw(4));
+    let mut sorted = a.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..50).collect::<Vec<i64>>(), "randperm(50) is not a permutation: {a:?}");
+    assert_eq!(a, b, "same seed, same permutation");
+    assert_ne!(a, c, "another seed, another permutation");
+    assert_ne!(a, (0..50).collect::<Vec<i64>>(), "the identity is not random");
+    let _g = seeded(5);
+    let u = f32s(&Tensor::scaled_uniform([16, 25]));
+    let bound = 1.0 / 20.0;
+    assert!(u.iter().all(|&x| (-bound..bound).contains(&x)), "scaled_uniform outside ±1/sqrt(400)");
+    assert!(u.iter().any(|&x| x < -bound / 2.0) && u.iter().any(|&x| x > bound / 2.0), "scaled_uniform too narrow");
+}

@@ -244,6 +244,38 @@ impl Tensor {
     }
 
     /// A copy laid out contiguously in its own buffer when realized.
+    /// Zero-pads each axis at its end up to `shape` (`None` keeps an axis), as tinygrad's
+    /// `pad_to`; panics if an axis is already longer.
+    pub fn pad_to(&self, shape: &[Option<usize>]) -> Tensor {
+        let have = self.shape();
+        assert_eq!(shape.len(), have.len(), "pad_to: {shape:?} for shape {have:?}");
+        let pads: Vec<(usize, usize)> = have
+            .iter()
+            .zip(shape)
+            .map(|(&h, want)| {
+                let w = want.unwrap_or(h);
+                assert!(w >= h, "pad_to: axis of {h} cannot be padded to {w} (shape {have:?})");
+                (0, w - h)
+            })
+            .collect();
+        self.pad(&pads)
+    }
+    /// Keeps the first `shape[i]` elements of each axis (`None` keeps an axis), as tinygrad's
+    /// `shrink_to`.
+    pub fn shrink_to(&self, shape: &[Option<usize>]) -> Tensor {
+        let have = self.shape();
+        assert_eq!(shape.len(), have.len(), "shrink_to: {shape:?} for shape {have:?}");
+        let cut: Vec<(usize, usize)> = have.iter().zip(shape).map(|(&h, want)| (0, want.unwrap_or(h))).collect();
+        self.shrink(&cut)
+    }
+    /// Applies `layers` in order, each to the previous one's output (tinygrad's `sequential`).
+    pub fn sequential(&self, layers: &[&dyn Fn(&Tensor) -> Tensor]) -> Tensor {
+        layers.iter().fold(self.clone(), |x, f| f(&x))
+    }
+    /// Bytes of the elements (`numel * itemsize`).
+    pub fn nbytes(&self) -> usize {
+        self.numel() * self.dtype().itemsize()
+    }
     pub fn contiguous(&self) -> Tensor {
         self.movement(Ops::CONTIGUOUS, Arg::None)
     }

@@ -162,6 +162,18 @@ impl Tensor {
     }
 
     /// Uniform float32 numbers in `[low, high)`.
+    /// A random permutation of `0..n` (int64; the argsort of `n` uniform numbers).
+    pub fn randperm(n: usize) -> Tensor {
+        Tensor::rand([n]).argsort(0, false)
+    }
+    /// Uniform float32 numbers in `[-1/sqrt(numel), 1/sqrt(numel))` (tinygrad's
+    /// `scaled_uniform`).
+    pub fn scaled_uniform(shape: impl IntoShape) -> Tensor {
+        let dims = shape.into_dims();
+        let n: isize = dims.iter().product();
+        let bound = (n.max(1) as f64).powf(-0.5);
+        Tensor::uniform(dims, -bound, bound)
+    }
     pub fn uniform(shape: impl IntoShape, low: f64, high: f64) -> Tensor {
         Tensor::rand(shape).mul(high - low).add(low)
     }
