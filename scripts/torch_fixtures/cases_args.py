@@ -74,6 +74,10 @@ CASES = [
     Case("pad_replicate_crop", [(1, 2, 6)], lambda x: F.pad(x, (2, -3), mode="replicate")),
     Case("pad_circular_crop", [(1, 2, 6)], lambda x: F.pad(x, (-1, 2), mode="circular")),
     Case("pad_reflect_crop_2d", [(1, 1, 5, 6)], lambda x: F.pad(x, (1, -2, -1, 2), mode="reflect")),
+    Case("conv2d_negative_padding", [(1, 2, 6, 5), (3, 2, 3, 3)],
+         lambda x, w: F.conv2d(x[:, :, 1:-1, :], w, padding=(0, 1))),
+    Case("conv2d_mixed_padding", [(2, 2, 6, 6), (3, 2, 3, 2)],
+         lambda x, w: F.conv2d(F.pad(x, (0, -1, -1, 2)), w, stride=(2, 1))),
     # ---------------------------------------------------------------- pow at special points
     Case("pow_inf_bases", [(5,), (5,)], lambda a, b: torch.pow(a, b), grad=False,
          vals=[[-INF, -INF, INF, INF, -INF], [0.3, 0.0, 0.0, -0.5, 3.0]]),

@@ -39,6 +39,12 @@ impl ConvOpts {
         self.padding = p.into();
         self
     }
+    /// `(before, after)` padding per spatial axis where negative amounts crop the input (as
+    /// tinygrad's convolutions allow; PyTorch users crop first).
+    pub fn padding_signed(mut self, p: &[(isize, isize)]) -> ConvOpts {
+        self.padding = Padding::Signed(p.to_vec());
+        self
+    }
     pub fn dilation(mut self, d: impl IntoSpatial) -> ConvOpts {
         self.dilation = d.into_spatial();
         self
@@ -75,9 +81,8 @@ impl Tensor {
         );
         let s = spatial("conv", "stride", &opts.stride, n);
         let d = spatial("conv", "dilation", &opts.dilation, n);
-        let pads = opts.padding.resolve("conv", n);
-        let pairs: Vec<(isize, isize)> =
-            [(0, 0), (0, 0)].into_iter().chain(pads.iter().map(|&(b, a)| (b as isize, a as isize))).collect();
+        let pads = opts.padding.resolve_signed("conv", n);
+        let pairs: Vec<(isize, isize)> = [(0, 0), (0, 0)].into_iter().chain(pads).collect();
         self.conv_padded(weight, bias, &pairs, &s, &d, g)
     }
 

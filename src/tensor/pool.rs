@@ -36,6 +36,9 @@ impl IntoSpatial for Vec<usize> {
 pub enum Padding {
     Each(Vec<usize>),
     Sides(Vec<(usize, usize)>),
+    /// `(before, after)` pairs that may be negative (crop): convolutions only
+    /// (`ConvOpts::padding_signed`).
+    Signed(Vec<(isize, isize)>),
 }
 impl From<usize> for Padding {
     fn from(p: usize) -> Padding {
@@ -71,6 +74,22 @@ impl Padding {
             Padding::Sides(v) if v.len() == n => v.clone(),
             Padding::Sides(v) if v.len() == 1 => vec![v[0]; n],
             Padding::Sides(v) => panic!("{op}: {} padding pairs for {n} spatial axes", v.len()),
+            Padding::Signed(v) => {
+                assert!(
+                    v.iter().all(|&(b, a)| b >= 0 && a >= 0),
+                    "{op}: negative padding {v:?} (only convolutions crop)"
+                );
+                Padding::Sides(v.iter().map(|&(b, a)| (b as usize, a as usize)).collect()).resolve(op, n)
+            }
+        }
+    }
+    /// The `(before, after)` pairs for `n` spatial axes, negative ones (crops) included.
+    pub(crate) fn resolve_signed(&self, op: &str, n: usize) -> Vec<(isize, isize)> {
+        match self {
+            Padding::Signed(v) if v.len() == n => v.clone(),
+            Padding::Signed(v) if v.len() == 1 => vec![v[0]; n],
+            Padding::Signed(v) => panic!("{op}: {} padding pairs for {n} spatial axes", v.len()),
+            other => other.resolve(op, n).into_iter().map(|(b, a)| (b as isize, a as isize)).collect(),
         }
     }
 }

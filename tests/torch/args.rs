@@ -2,7 +2,7 @@
 //! `scripts/torch_fixtures/cases_args.py` (same order).
 
 use super::CaseFn;
-use ferrograd::tensor::{InterpMode, PadMode};
+use ferrograd::tensor::{ConvOpts, InterpMode, PadMode};
 use ferrograd::{DType, Tensor};
 
 pub fn cases() -> Vec<(&'static str, CaseFn)> {
@@ -64,6 +64,12 @@ pub fn cases() -> Vec<(&'static str, CaseFn)> {
         ("pad_replicate_crop", |x| x[0].pad_mode(&[(2, -3)], PadMode::Replicate)),
         ("pad_circular_crop", |x| x[0].pad_mode(&[(-1, 2)], PadMode::Circular)),
         ("pad_reflect_crop_2d", |x| x[0].pad_mode(&[(-1, 2), (1, -2)], PadMode::Reflect)),
+        ("conv2d_negative_padding", |x| {
+            x[0].conv2d(&x[1], None, &ConvOpts::default().padding_signed(&[(-1, -1), (1, 1)]))
+        }),
+        ("conv2d_mixed_padding", |x| {
+            x[0].conv2d(&x[1], None, &ConvOpts::default().stride([2, 1]).padding_signed(&[(-1, 2), (0, -1)]))
+        }),
         // ---------------------------------------------------------------- pow at special points
         ("pow_inf_bases", |x| x[0].pow(&x[1])),
         ("pow_zero_exponent_grad", |x| x[0].pow(0.0)),
