@@ -316,3 +316,16 @@ fn every_differentiable_primitive_is_checked() {
         assert!(CHECKS.iter().any(|c| c.prim == p), "no gradient check for {p:?}");
     }
 }
+
+#[test]
+fn gradient_returns_gradients_without_touching_grad() {
+    let x = Tensor::from_vec(vec![1.0f32, -2.0, 3.0], [3]);
+    let y = Tensor::from_vec(vec![0.5f32, 4.0, -1.0], [3]);
+    let z = Tensor::from_vec(vec![7.0f32], [1]);
+    let f = (x.square() * &y).sum();
+    let g = f.gradient(&[&x, &y, &z]);
+    assert_eq!(g[0].to_vec::<f32>().unwrap(), vec![1.0, -16.0, -6.0], "d/dx = 2xy");
+    assert_eq!(g[1].to_vec::<f32>().unwrap(), vec![1.0, 4.0, 9.0], "d/dy = x^2");
+    assert_eq!(g[2].to_vec::<f32>().unwrap(), vec![0.0], "f does not depend on z");
+    assert!(x.grad().is_none() && y.grad().is_none(), "gradient must not write .grad");
+}

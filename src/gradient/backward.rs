@@ -42,4 +42,19 @@ impl Tensor {
             }
         }
     }
+
+    /// The gradients of this scalar with respect to `targets` (in order; zeros for a target it
+    /// does not depend on), as tinygrad's `gradient`: nothing is added to any `.grad()`, and
+    /// the targets need not require grad.
+    pub fn gradient(&self, targets: &[&Tensor]) -> Vec<Tensor> {
+        assert_eq!(self.numel(), 1, "gradient: needs a scalar (one element), shape is {:?}", self.shape());
+        assert!(!is_no_grad(), "gradient: called inside a no_grad scope");
+        let wanted: FxHashSet<UOp> = targets.iter().map(|t| t.uop()).collect();
+        let root = with_sources(&self.uop(), &wanted);
+        let grads = compute_gradient(&root, &self.ones_like(), &wanted);
+        targets
+            .iter()
+            .map(|t| grads.get(&t.uop()).map(|g| g.cast(t.dtype())).unwrap_or_else(|| t.zeros_like()))
+            .collect()
+    }
 }

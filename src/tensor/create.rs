@@ -171,6 +171,15 @@ impl Tensor {
 
     // ---------------------------------------------------------------- with a dtype argument
 
+    /// A tensor whose contents are not to be relied on (as `torch.empty`); today zeros, and like
+    /// every constant it takes no memory until realized or assigned into.
+    pub fn empty(shape: impl super::IntoShape, dtype: DType) -> Tensor {
+        Tensor::zeros_dtype(shape, dtype)
+    }
+    /// `empty` of this tensor's shape, dtype and device.
+    pub fn empty_like(&self) -> Tensor {
+        self.zeros_like()
+    }
     /// `n` rows, `m` columns, ones on the diagonal, of `dtype` (as `torch.eye(n, m, dtype=)`).
     pub fn eye_dtype(n: usize, m: usize, dtype: DType) -> Tensor {
         let dev = default_device();
