@@ -429,10 +429,20 @@ fn max_axis_out_of_range_panics() {
 }
 
 #[test]
-#[should_panic(expected = "mean: axis 0 out of range for shape [] (0 dims)")]
-fn mean_axis_of_scalar_panics() {
+fn axis_0_of_a_scalar_is_the_scalar() {
+    // As PyTorch: a 0-d tensor takes axis 0 or -1 (as if it had one axis of size 1).
+    for_each_device(|dev| {
+        let s = Tensor::scalar(2.5f32);
+        assert_eq!(s.mean_axis(0).to_vec::<f32>().unwrap(), vec![2.5], "mean on {dev}");
+        assert_eq!(s.sum_keepdim(-1).shape(), Vec::<usize>::new(), "sum keepdim on {dev}");
+    });
+}
+
+#[test]
+#[should_panic(expected = "mean: axis 1 out of range for a 0-d tensor (it takes 0 or -1)")]
+fn mean_axis_1_of_scalar_panics() {
     for_each_device(|_| {
-        let _ = Tensor::scalar(1.0f32).mean_axis(0);
+        let _ = Tensor::scalar(1.0f32).mean_axis(1);
     });
 }
 

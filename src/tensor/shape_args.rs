@@ -94,7 +94,7 @@ pub(crate) fn resolve_axes(op: &str, axes: Option<Vec<isize>>, shape: &[usize]) 
         None => (0..shape.len()).collect(),
         Some(a) if shape.is_empty() => {
             for &x in &a {
-                resolve_axis(op, x, &[1]);
+                assert!(x == 0 || x == -1, "{op}: axis {x} out of range for a 0-d tensor (it takes 0 or -1)");
             }
             Vec::new()
         }
