@@ -62,7 +62,8 @@ group_tests!(
     sort,
     attention,
     select,
-    args
+    args,
+    sweep
 );
 
 #[test]

@@ -18,6 +18,7 @@ pub mod reduce_ext;
 pub mod select;
 pub mod shape_ops;
 pub mod sort;
+pub mod sweep;
 pub mod trig;
 
 use ferrograd::Tensor;
@@ -47,6 +48,7 @@ pub const GROUPS: &[(&str, CasesFn)] = &[
     ("attention", attention::cases),
     ("select", select::cases),
     ("args", args::cases),
+    ("sweep", sweep::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and
