@@ -24,6 +24,17 @@ impl Tensor {
         x.bitcast(int).lt(0)
     }
 
+    /// Both operands as floats of one dtype, broadcast, and in f32 where that dtype is 16-bit
+    /// (the two-operand `via_f32`); with the dtype to cast the result back to.
+    fn float_pair(&self, other: impl Operand, op: &str) -> (Tensor, Tensor, DType) {
+        let (a, b) = self.float().broadcast_pair(other, op);
+        let dt = a.dtype();
+        if dt == DType::F16 || dt == DType::BF16 {
+            (a.cast(DType::F32), b.cast(DType::F32), dt)
+        } else {
+            (a, b, dt)
+        }
+    }
     /// `atan(x)`.
     pub fn atan(&self) -> Tensor {
         self.float().via_f32(|x| {
@@ -37,10 +48,7 @@ impl Tensor {
     }
     /// `atan(y / x)` in the quadrant of `(x, y)` (`self` is `y`), broadcast.
     pub fn atan2(&self, x: impl Operand) -> Tensor {
-        let (y, x) = self.float().broadcast_pair(x, "atan2");
-        let dt = y.dtype();
-        let (y32, x32) =
-            if dt == DType::F16 || dt == DType::BF16 { (y.cast(DType::F32), x.cast(DType::F32)) } else { (y, x) };
+        let (y32, x32, dt) = self.float_pair(x, "atan2");
         let (ax, ay) = (x32.abs(), y32.abs());
         let swap = ay.gt(&ax);
         let (num, den) = (swap.where_(&ax, &ay), swap.where_(&ay, &ax));
@@ -137,10 +145,7 @@ impl Tensor {
     }
     /// `log(exp(a) + exp(b))` without overflow, broadcast.
     pub fn logaddexp(&self, other: impl Operand) -> Tensor {
-        let (a, b) = self.float().broadcast_pair(other, "logaddexp");
-        let dt = a.dtype();
-        let (a, b) =
-            if dt == DType::F16 || dt == DType::BF16 { (a.cast(DType::F32), b.cast(DType::F32)) } else { (a, b) };
+        let (a, b, dt) = self.float_pair(other, "logaddexp");
         let (a0, b0) = (&a, &b);
         let m = a0.maximum(b0);
         let spread = a0.sub(b0).abs().neg().exp().log1p();
