@@ -332,43 +332,62 @@ fn compare(what: &str, got: &Tensor, want: &Fixture, tol: (f64, f64)) -> Result<
 
 // ---------------------------------------------------------------- running
 
-/// Runs one case on one device: output, then the gradients of `out.sum()`.
-fn run_case(spec: &CaseSpec, f: CaseFn, dev: &str) -> Result<(), String> {
-    with_default_device(dev, || {
-        let inputs: Vec<Tensor> = spec
-            .inputs
-            .iter()
-            .zip(&spec.grads)
-            .map(|(x, g)| {
-                let t = make_tensor(x, dev);
-                if g.is_some() {
-                    t.requires_grad()
-                } else {
-                    t
-                }
-            })
-            .collect();
-        let out = f(&inputs);
-        // Backward before reading anything: realizing `out` cuts it off from its graph.
-        let want_grads = spec.grads.iter().any(Option::is_some);
-        if want_grads {
-            out.sum().backward();
-        }
-        let mut errs: Vec<String> = compare("output", &out, &spec.output, spec.tol).err().into_iter().collect();
-        if want_grads {
-            for (i, (x, want)) in inputs.iter().zip(&spec.grads).enumerate() {
-                let Some(want) = want else { continue };
-                // An input the output does not depend on gets no gradient: PyTorch's is zeros.
-                let got = x.grad().unwrap_or_else(|| x.zeros_like());
-                errs.extend(compare(&format!("grad of input {i}"), &got, want, spec.grad_tol).err());
+/// A case whose graph is built but not yet computed: the output and the input gradients of
+/// `out.sum()` (`None` where the fixture has none), all lazy.
+struct Prepared {
+    out: Tensor,
+    grads: Vec<Option<Tensor>>,
+}
+
+impl Prepared {
+    fn tensors(&self) -> Vec<&Tensor> {
+        std::iter::once(&self.out).chain(self.grads.iter().flatten()).collect()
+    }
+}
+
+/// Builds one case's graph on `dev`: inputs, the closure, then backward (before anything is
+/// read: realizing `out` would cut it off from its graph).
+fn prepare_case(spec: &CaseSpec, f: CaseFn, dev: &str) -> Prepared {
+    let inputs: Vec<Tensor> = spec
+        .inputs
+        .iter()
+        .zip(&spec.grads)
+        .map(|(x, g)| {
+            let t = make_tensor(x, dev);
+            if g.is_some() {
+                t.requires_grad()
+            } else {
+                t
             }
+        })
+        .collect();
+    let out = f(&inputs);
+    if spec.grads.iter().all(Option::is_none) {
+        return Prepared { out, grads: Vec::new() };
+    }
+    out.sum().backward();
+    let grads = inputs
+        .iter()
+        .zip(&spec.grads)
+        // An input the output does not depend on gets no gradient: PyTorch's is zeros.
+        .map(|(x, want)| want.as_ref().map(|_| x.grad().unwrap_or_else(|| x.zeros_like())))
+        .collect();
+    Prepared { out, grads }
+}
+
+/// Compares a computed case with its fixture.
+fn check_case(spec: &CaseSpec, p: &Prepared) -> Result<(), String> {
+    let mut errs: Vec<String> = compare("output", &p.out, &spec.output, spec.tol).err().into_iter().collect();
+    for (i, (got, want)) in p.grads.iter().zip(&spec.grads).enumerate() {
+        if let (Some(got), Some(want)) = (got, want) {
+            errs.extend(compare(&format!("grad of input {i}"), got, want, spec.grad_tol).err());
         }
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs.join("\n      "))
-        }
-    })
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs.join("\n      "))
+    }
 }
 
 thread_local! {
@@ -395,14 +414,50 @@ fn install_quiet_panic_hook() {
     });
 }
 
-/// Runs one case, turning a panic into the case's failure.
-fn run_case_caught(spec: &CaseSpec, f: CaseFn, dev: &str) -> Result<(), String> {
+/// Runs `f`, turning a panic into an error that says where it happened.
+fn caught<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     IN_CASE.with(|c| c.set(true));
-    let result = catch_unwind(AssertUnwindSafe(|| run_case(spec, f, dev)));
+    let result = catch_unwind(AssertUnwindSafe(f));
     IN_CASE.with(|c| c.set(false));
     result.unwrap_or_else(|p| {
         let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
         Err(format!("panicked: {}{}", msg.unwrap_or_default(), PANIC_AT.with(|p| p.borrow().clone())))
+    })
+}
+
+/// Cases computed together: their graphs are built one by one, then realized in one schedule,
+/// so the device compiles their kernels in one batch (a PoCL or C compiler run costs far more
+/// per build than per kernel). The graphs share nothing, so each case gets the kernels it would
+/// get alone.
+const CASES_PER_REALIZE: usize = 24;
+
+/// Runs a chunk of cases on `dev`: each case's result, in order. When the batched realize
+/// fails, every case is realized on its own so the failure is pinned on its case; an error that
+/// no single case reproduces is returned as the chunk's.
+fn run_chunk(chunk: &[(&CaseSpec, CaseFn)], dev: &str) -> (Vec<Result<(), String>>, Option<String>) {
+    with_default_device(dev, || {
+        let prepared: Vec<Result<Prepared, String>> =
+            chunk.iter().map(|&(spec, f)| caught(|| Ok(prepare_case(spec, f, dev)))).collect();
+        let all: Vec<&Tensor> = prepared.iter().flatten().flat_map(Prepared::tensors).collect();
+        let batch_error = caught(|| Tensor::realize_all(&all).map_err(|e| e.to_string())).err();
+        let mut chunk_error = None;
+        let results: Vec<Result<(), String>> = chunk
+            .iter()
+            .zip(&prepared)
+            .map(|(&(spec, _), p)| {
+                let p = p.as_ref().map_err(Clone::clone)?;
+                if batch_error.is_some() {
+                    caught(|| Tensor::realize_all(&p.tensors()).map_err(|e| format!("realize failed: {e}")))?;
+                }
+                caught(|| check_case(spec, p))
+            })
+            .collect();
+        if let Some(e) = batch_error {
+            if results.iter().all(Result::is_ok) {
+                chunk_error = Some(format!("realizing the chunk failed, but no case alone does: {e}"));
+            }
+        }
+        (results, chunk_error)
     })
 }
 
@@ -413,6 +468,7 @@ fn run_group(group: &str, dev: &str) {
         println!("torch suite, {group} on {dev}: skipped ({})", s.why);
         return;
     }
+    let start = std::time::Instant::now();
     let specs = load_group(group).unwrap_or_else(|e| panic!("{group}: {e}"));
     install_quiet_panic_hook();
     let closures = cases_fn();
@@ -430,30 +486,40 @@ fn run_group(group: &str, dev: &str) {
         }
     }
     let (mut passed, mut known, mut skipped) = (0, Vec::new(), Vec::new());
+    let mut runnable: Vec<(&CaseSpec, CaseFn)> = Vec::new();
     for spec in &specs {
         let name = spec.name.as_str();
         if let Some(s) = SKIPS.iter().find(|s| s.matches(group, name, dev)) {
             skipped.push(format!("{name} ({})", s.why));
             continue;
         }
-        let Some(&f) = by_name.get(name) else {
-            failures.push(format!("{name}: fixture case without a closure in tests/torch/{group}.rs"));
-            continue;
-        };
-        let result = run_case_caught(spec, f, dev);
-        let kf = KNOWN_FAILURES.iter().find(|k| k.matches(group, name, dev));
-        match (result, kf) {
-            (Ok(()), None) => passed += 1,
-            (Ok(()), Some(_)) => failures.push(format!("{name} on {dev}: passes now; remove it from KNOWN_FAILURES")),
-            (Err(e), Some(k)) => known.push(format!("{name} on {dev} ({}): {e}", k.bug)),
-            (Err(e), None) => failures.push(format!("{name} on {dev}: {e}")),
+        match by_name.get(name) {
+            Some(&f) => runnable.push((spec, f)),
+            None => failures.push(format!("{name}: fixture case without a closure in tests/torch/{group}.rs")),
+        }
+    }
+    for chunk in runnable.chunks(CASES_PER_REALIZE) {
+        let (results, chunk_error) = run_chunk(chunk, dev);
+        failures.extend(chunk_error);
+        for (&(spec, _), result) in chunk.iter().zip(results) {
+            let name = spec.name.as_str();
+            let kf = KNOWN_FAILURES.iter().find(|k| k.matches(group, name, dev));
+            match (result, kf) {
+                (Ok(()), None) => passed += 1,
+                (Ok(()), Some(_)) => {
+                    failures.push(format!("{name} on {dev}: passes now; remove it from KNOWN_FAILURES"))
+                }
+                (Err(e), Some(k)) => known.push(format!("{name} on {dev} ({}): {e}", k.bug)),
+                (Err(e), None) => failures.push(format!("{name} on {dev}: {e}")),
+            }
         }
     }
     let summary = format!(
-        "torch suite, {group} on {dev}: {passed} passed, {} failed, {} known failures, {} skipped",
+        "torch suite, {group} on {dev}: {passed} passed, {} failed, {} known failures, {} skipped ({:.1} s)",
         failures.len(),
         known.len(),
-        skipped.len()
+        skipped.len(),
+        start.elapsed().as_secs_f64()
     );
     println!("{summary}");
     for k in &known {
