@@ -206,6 +206,70 @@ fn bf16_arithmetic_rounds_after_each_op() {
     });
 }
 
+/// Bits of a 16-bit float read as f32, with every NaN made the one quiet NaN (payloads are not
+/// part of the contract).
+fn canonical_f32_bits(x: f32) -> u32 {
+    if x.is_nan() {
+        0x7fc0_0000
+    } else {
+        x.to_bits()
+    }
+}
+
+/// f32 inputs that probe every rounding decision of f32 -> 16-bit: each finite 16-bit value,
+/// the midpoint to its successor (a tie), the f32 values either side of that midpoint, and
+/// the overflow and NaN edges.
+fn rounding_probes(to_f32: impl Fn(u16) -> f32, finite: impl Fn(u16) -> bool) -> Vec<f32> {
+    let mut v = vec![f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, f32::MAX, f32::MIN_POSITIVE, 1e-45];
+    for b in 0..0x7fffu16 {
+        if !finite(b) || !finite(b + 1) {
+            continue;
+        }
+        let (lo, hi) = (to_f32(b), to_f32(b + 1));
+        let mid = ((lo as f64 + hi as f64) / 2.0) as f32;
+        for x in [lo, mid, f32::from_bits(mid.to_bits() - 1), f32::from_bits(mid.to_bits() + 1)] {
+            v.extend([x, -x]);
+        }
+    }
+    v
+}
+
+#[test]
+fn sixteen_bit_float_conversions_are_exact_for_every_value() {
+    let all_bits: Vec<u16> = (0..=u16::MAX).collect();
+    let f16_probes = rounding_probes(|b| f16::from_bits(b).to_f32(), |b| f16::from_bits(b).is_finite());
+    let bf16_probes = rounding_probes(|b| bf16::from_bits(b).to_f32(), |b| bf16::from_bits(b).is_finite());
+    for_each_device(|dev| {
+        let bits = Tensor::from_slice(&all_bits);
+        for (dt, widen) in [
+            (DType::F16, (|b| f16::from_bits(b).to_f32()) as fn(u16) -> f32),
+            (DType::BF16, |b| bf16::from_bits(b).to_f32()),
+        ] {
+            let got = read::<f32>(&bits.bitcast(dt).cast(DType::F32), &[65536], dev);
+            for (&b, g) in all_bits.iter().zip(got) {
+                let want = widen(b);
+                assert_eq!(canonical_f32_bits(g), canonical_f32_bits(want), "{dt:?} bits {b:#06x} -> f32 on {dev}");
+            }
+        }
+        for (dt, probes, narrow) in [
+            (DType::F16, &f16_probes, (|x| f16::from_f32(x).to_bits()) as fn(f32) -> u16),
+            (DType::BF16, &bf16_probes, |x| bf16::from_f32(x).to_bits()),
+        ] {
+            let got = read::<u16>(&Tensor::from_slice(probes).cast(dt).bitcast(DType::U16), &[probes.len()], dev);
+            for (&x, g) in probes.iter().zip(got) {
+                let want = narrow(x);
+                let nan =
+                    |b: u16| if dt == DType::F16 { f16::from_bits(b).is_nan() } else { bf16::from_bits(b).is_nan() };
+                if x.is_nan() {
+                    assert!(nan(g), "f32 NaN -> {dt:?} gave {g:#06x} on {dev}");
+                } else {
+                    assert_eq!(g, want, "f32 {x:e} ({:#010x}) -> {dt:?} on {dev}", x.to_bits());
+                }
+            }
+        }
+    });
+}
+
 // ---------------------------------------------------------------- casts
 
 #[test]

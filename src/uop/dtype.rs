@@ -293,9 +293,11 @@ element!(u32, DType::U32, Int, |x| x as i64, |c: ConstValue| c.as_i64() as u32);
 element!(u64, DType::U64, Int, |x| x as i64, |c: ConstValue| c.as_i64() as u64);
 element!(f32, DType::F32, Float, |x| x as f64, |c: ConstValue| c.as_f64() as f32);
 element!(f64, DType::F64, Float, |x| x, |c: ConstValue| c.as_f64());
-element!(half::f16, DType::F16, Float, |x: half::f16| x.to_f64(), |c: ConstValue| { half::f16::from_f64(c.as_f64()) });
+element!(half::f16, DType::F16, Float, |x: half::f16| x.to_f64(), |c: ConstValue| {
+    half::f16::from_f32(c.as_f64() as f32)
+});
 element!(half::bf16, DType::BF16, Float, |x: half::bf16| x.to_f64(), |c: ConstValue| {
-    half::bf16::from_f64(c.as_f64())
+    half::bf16::from_f32(c.as_f64() as f32)
 });
 
 /// Decodes element `i` of a little-endian buffer of `dtype` into a constant.
@@ -416,11 +418,12 @@ impl ConstValue {
     }
 }
 
-/// Round an f64 to the precision of a float dtype.
+/// Round an f64 to the precision of a float dtype; 16-bit floats round through f32, as the C
+/// renderers and PyTorch convert.
 pub fn round_float(v: f64, dt: DType) -> f64 {
     match dt.scalar {
-        Scalar::F16 => half::f16::from_f64(v).to_f64(),
-        Scalar::BF16 => half::bf16::from_f64(v).to_f64(),
+        Scalar::F16 => half::f16::from_f32(v as f32).to_f64(),
+        Scalar::BF16 => half::bf16::from_f32(v as f32).to_f64(),
         Scalar::F32 => v as f32 as f64,
         _ => v,
     }

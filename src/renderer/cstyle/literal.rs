@@ -34,8 +34,8 @@ pub(super) fn unparenthesized_literal(
     match dt.scalar {
         Scalar::Bool => (if v.as_bool() { "1" } else { "0" }).to_string(),
         // 16-bit floats are stored as their bit patterns.
-        Scalar::F16 => format!("(({})0x{:04x})", type_name(dt), half::f16::from_f64(v.as_f64()).to_bits()),
-        Scalar::BF16 => format!("(({})0x{:04x})", type_name(dt), half::bf16::from_f64(v.as_f64()).to_bits()),
+        Scalar::F16 => format!("(({})0x{:04x})", type_name(dt), half::f16::from_f32(v.as_f64() as f32).to_bits()),
+        Scalar::BF16 => format!("(({})0x{:04x})", type_name(dt), half::bf16::from_f32(v.as_f64() as f32).to_bits()),
         Scalar::F32 | Scalar::F64 => {
             let f = v.as_f64();
             let suffix = if dt.scalar == Scalar::F64 { "" } else { "f" };

@@ -3,29 +3,34 @@
 /// The 16-bit float conversions every C-style dialect shares (f16 and bf16 are stored as
 /// 16-bit integers and computed in float), written once over four per-dialect macros: `FG_FN`
 /// (function qualifiers), `FG_F2U`/`FG_U2F` (float <-> bits) and `FG_RINT` (round to nearest
-/// even). Bit-exact with the `half` crate.
+/// even). Bit-exact with the `half` crate. Branch-free (every candidate is computed, then
+/// selected): a kernel inlines dozens of these, and branches there cost PoCL seconds of codegen.
 macro_rules! half_prelude {
     () => {
         r#"/* f16 and bf16 are stored as 16-bit integers and computed in float. */
 FG_FN float __h2f(unsigned short h) {
-  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
-  if (e == 0) { float f = (float)m * 5.9604644775390625e-8f; return s ? -f : f; }
-  u = (e == 31) ? (s | 0x7f800000u | (m << 13)) : (s | ((e + 112u) << 23) | (m << 13));
-  return FG_U2F(u);
+  unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  unsigned int sub = s | FG_F2U((float)m * 5.9604644775390625e-8f);
+  unsigned int expo = e == 31u ? 0x7f800000u : (e + 112u) << 23;
+  unsigned int nrm = s | expo | (m << 13);
+  return FG_U2F(e == 0u ? sub : nrm);
 }
 FG_FN unsigned short __f2h(float f) {
   unsigned int u = FG_F2U(f);
   unsigned int s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u);
-  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
-  if (a < 0x38800000u) return (unsigned short)(s | (unsigned int)FG_RINT(FG_U2F(a) * 16777216.0f));
-  return (unsigned short)(s | ((a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13));
+  unsigned int tiny = a < 0x38800000u ? a : 0u;
+  unsigned int sub = (unsigned int)FG_RINT(FG_U2F(tiny) * 16777216.0f);
+  unsigned int nrm = (a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13;
+  unsigned int r = a < 0x38800000u ? sub : nrm;
+  r = a >= 0x477ff000u ? 0x7c00u : r;
+  r = a > 0x7f800000u ? 0x7e00u : r;
+  return (unsigned short)(s | r);
 }
 FG_FN float __bf2f(unsigned short b) { return FG_U2F((unsigned int)b << 16); }
 FG_FN unsigned short __f2bf(float f) {
   unsigned int u = FG_F2U(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  unsigned int nan = (u >> 16) | 0x40u, rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return (unsigned short)((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 "#
     };

@@ -215,9 +215,12 @@ macro_rules! half_lanes {
                 Wide::Float(self.to_f64())
             }
             fn narrow(w: Wide) -> Self {
+                // Through f32, as the C renderers and PyTorch convert (and `half`'s own
+                // `from_f64` drops the low 32 bits before rounding, so it misrounds f32
+                // values just above a tie).
                 match w {
-                    Wide::Int(i) => <$t>::from_f64(i as f64),
-                    Wide::Float(f) => <$t>::from_f64(f),
+                    Wide::Int(i) => <$t>::from_f32(i as f32),
+                    Wide::Float(f) => <$t>::from_f32(f as f32),
                 }
             }
         }
