@@ -34,6 +34,7 @@ BINARIES = {
     "fuzz_regressions": 25,
     "beam": 23,
     "opencl": 20,
+    "decompositions": 20,
     "jit": 9,
     "casts": 7,
 }

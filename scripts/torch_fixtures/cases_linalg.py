@@ -1,4 +1,4 @@
-"""Linear algebra: matmul (batched, broadcast, vectors, empty), dot, linear, einsum, diagonal."""
+"""Linear algebra: matmul (batched, broadcast, vectors, empty), dot, linear, einsum, diagonal, qr, svd."""
 
 import torch
 import torch.nn.functional as F
@@ -60,4 +60,35 @@ CASES = [
     # ---------------------------------------------------------------- diagonal
     Case("diagonal_2d", [(3, 3)], lambda a: torch.diagonal(a, 0, 0, 1)),
     Case("diagonal_3d", [(3, 2, 3)], lambda a: torch.diagonal(a, 0, 0, 2)),
+    # ---------------------------------------------------------------- qr
+    Case("qr_square", [(4, 4)], lambda a: qr_flat(a)),
+    Case("qr_tall", [(5, 3)], lambda a: qr_flat(a)),
+    Case("qr_wide", [(3, 5)], lambda a: qr_flat(a)),
+    Case("qr_batched", [(2, 3, 3)], lambda a: qr_flat(a)),
+    Case("qr_f64", [(4, 3)], lambda a: qr_flat(a), dtype="float64"),
+    # Values only: where a column is already zero below the diagonal no reflection is made, and
+    # the algorithm's gradient there (zero for those entries) is not PyTorch's analytic one.
+    Case("qr_upper_triangular", [(3, 3)], lambda a: qr_flat(a), vals=[[2, 1, -1, 0, -3, 2, 0, 0, 1.5]], grad=False),
+    # ---------------------------------------------------------------- svd (factors up to sign: |u|, |v|)
+    Case("svd_values", [(4, 3)], lambda a: torch.svd(a)[1]),
+    Case("svd_factors", [(5, 3)], lambda a: svd_flat(a), grad_atol=1e-3, grad_rtol=1e-2),
+    Case("svd_wide", [(3, 5)], lambda a: svd_flat(a), grad_atol=1e-3, grad_rtol=1e-2),
+    Case("svd_batched", [(2, 4, 4)], lambda a: svd_flat(a), grad_atol=1e-3, grad_rtol=1e-2),
+    Case("svd_f64", [(5, 4)], lambda a: svd_flat(a), dtype="float64"),
+    Case("svd_reconstruct", [(4, 4)], lambda a: svd_reconstruct(a)),
 ]
+
+
+def qr_flat(a):
+    q, r = torch.linalg.qr(a)
+    return torch.cat([q.flatten(), r.flatten()])
+
+
+def svd_flat(a):
+    u, s, v = torch.svd(a)
+    return torch.cat([s.flatten(), u.abs().flatten(), v.abs().flatten()])
+
+
+def svd_reconstruct(a):
+    u, s, v = torch.svd(a)
+    return u @ torch.diag_embed(s) @ v.transpose(-1, -2)

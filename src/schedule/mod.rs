@@ -293,3 +293,11 @@ fn order_items(items: Vec<ScheduleItem>, produces: &[UOp], reads: &[Vec<UOp>]) -
 pub fn kernel_count(outs: &[UOp]) -> usize {
     build_schedule(outs, false).items.iter().filter(|i| i.kind == ItemKind::Kernel).count()
 }
+
+/// Number of different kernel ASTs among them: what a cold cache would compile.
+pub fn distinct_kernel_count(outs: &[UOp]) -> usize {
+    let items = build_schedule(outs, false).items;
+    let asts: std::collections::HashSet<&UOp> =
+        items.iter().filter(|i| i.kind == ItemKind::Kernel).map(|i| &i.ast).collect();
+    asts.len()
+}

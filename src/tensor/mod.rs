@@ -8,6 +8,7 @@ pub(crate) mod checks;
 mod conv;
 mod create;
 mod data;
+mod decomp;
 mod elementwise;
 mod grad;
 mod handle;

@@ -243,7 +243,6 @@ impl Tensor {
         self.movement(Ops::COPY, Arg::Str(name.into()))
     }
 
-    /// A copy laid out contiguously in its own buffer when realized.
     /// Zero-pads each axis at its end up to `shape` (`None` keeps an axis), as tinygrad's
     /// `pad_to`; panics if an axis is already longer.
     pub fn pad_to(&self, shape: &[Option<usize>]) -> Tensor {
@@ -276,7 +275,19 @@ impl Tensor {
     pub fn nbytes(&self) -> usize {
         self.numel() * self.dtype().itemsize()
     }
+    /// Laid out contiguously when realized: a view becomes a buffer of its own; a tensor that
+    /// already is a whole buffer stays that buffer (use `copy` for a second one).
     pub fn contiguous(&self) -> Tensor {
         self.movement(Ops::CONTIGUOUS, Arg::None)
+    }
+    /// A copy in a buffer of its own (PyTorch's `clone()`: Rust's `Clone` on `Tensor` is a
+    /// second handle on the same data). The gradient passes through unchanged.
+    pub fn copy(&self) -> Tensor {
+        if crate::schedule::existing_buffer(&self.uop()).is_some() {
+            self.movement(Ops::COPY, Arg::Str(self.device().into()))
+        } else {
+            // A computed value or a view gets a buffer of its own when it is realized.
+            self.contiguous()
+        }
     }
 }

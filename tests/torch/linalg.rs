@@ -3,6 +3,16 @@
 use super::CaseFn;
 use ferrograd::Tensor;
 
+fn qr_flat(a: &Tensor) -> Tensor {
+    let (q, r) = a.qr();
+    Tensor::cat(&[&q.flatten(), &r.flatten()], 0)
+}
+
+fn svd_flat(a: &Tensor) -> Tensor {
+    let (u, s, v) = a.svd();
+    Tensor::cat(&[&s.flatten(), &u.abs().flatten(), &v.abs().flatten()], 0)
+}
+
 fn ein(f: &'static str, x: &[Tensor]) -> Tensor {
     Tensor::einsum(f, &x.iter().collect::<Vec<_>>())
 }
@@ -61,5 +71,22 @@ pub fn cases() -> Vec<(&'static str, CaseFn)> {
         // ---------------------------------------------------------------- diagonal
         ("diagonal_2d", |x| x[0].diagonal(0, 1)),
         ("diagonal_3d", |x| x[0].diagonal(0, 2)),
+        // ---------------------------------------------------------------- qr
+        ("qr_square", |x| qr_flat(&x[0])),
+        ("qr_tall", |x| qr_flat(&x[0])),
+        ("qr_wide", |x| qr_flat(&x[0])),
+        ("qr_batched", |x| qr_flat(&x[0])),
+        ("qr_f64", |x| qr_flat(&x[0])),
+        ("qr_upper_triangular", |x| qr_flat(&x[0])),
+        // ---------------------------------------------------------------- svd
+        ("svd_values", |x| x[0].svd().1),
+        ("svd_factors", |x| svd_flat(&x[0])),
+        ("svd_wide", |x| svd_flat(&x[0])),
+        ("svd_batched", |x| svd_flat(&x[0])),
+        ("svd_f64", |x| svd_flat(&x[0])),
+        ("svd_reconstruct", |x| {
+            let (u, s, v) = x[0].svd();
+            u.mul(s.unsqueeze(-2)).matmul(&v.t())
+        }),
     ]
 }
