@@ -144,6 +144,22 @@ fn main() -> ferrograd::Result<()> {
         });
         line(&format!("matmul {n}x{n}x{n} f32"), 2.0 * (n as f64).powi(3) / t / 1e9, "GFLOP/s");
     }
+    // `x @ w.T` with `w` stored `[out, in]` (nn::Linear's layout) against the same product with
+    // the weight stored `[in, out]`: the goal is the same speed.
+    for (rows, inp, out) in [(512usize, 512usize, 512usize), (480, 384, 1536), (1024, 1024, 1024), (4096, 4096, 1024)] {
+        let x = Tensor::rand([rows, inp]).realize()?;
+        let w = Tensor::rand([out, inp]).realize()?;
+        let wt = w.t().contiguous().realize()?;
+        let flops = 2.0 * (rows * inp * out) as f64;
+        let t_t = best_of(reps, || {
+            x.matmul(&w.t()).realize().expect("matmul");
+        });
+        let t_c = best_of(reps, || {
+            x.matmul(&wt).realize().expect("matmul");
+        });
+        line(&format!("matmul {rows}x{inp} @ ({out}x{inp}).T f32"), flops / t_t / 1e9, "GFLOP/s");
+        println!("  ratio to the same matmul with a [in, out] weight: {:.2}", t_c / t_t);
+    }
     let x = Tensor::rand([64, 32, 28, 28]).realize()?;
     let w = Tensor::rand([64, 32, 3, 3]).realize()?;
     let t = best_of(reps, || {

@@ -2,7 +2,8 @@
 //! what the code generator can do: `N=1024 OPTS=T0:2,U0:8,U1:32,R2:4 cargo run --release
 //! --example matmul_opts` (T=THREAD, U=UPCAST, R=UNROLL, S=Split, P=PADTO, L=LOCAL, G/GT=GROUP/GROUPTOP;
 //! `axis:amount`, axes numbered
-//! as in DEBUG=3 after the previous opts). `SRC=1` prints the generated C.
+//! as in DEBUG=3 after the previous opts). `SRC=1` prints the generated C; `TRANSPOSED=1` times
+//! `a @ b.T` instead (the right operand stored `[out, in]`, as `nn::Linear` keeps its weight).
 
 use ferrograd::codegen::get_program;
 use ferrograd::codegen::opts::{parse_opts, Opt};
@@ -14,7 +15,7 @@ fn main() {
     let n: usize = std::env::var("N").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
     let a = Tensor::randn([n, n]).realize().unwrap();
     let b = Tensor::randn([n, n]).realize().unwrap();
-    let c = a.matmul(&b);
+    let c = if std::env::var("TRANSPOSED").is_ok() { a.matmul(&b.t()) } else { a.matmul(&b) };
     let sched = create_schedule(&[c.uop()]);
     // The matmul is the last kernel (a large right operand is packed into panels first).
     let item = sched.items.last().expect("a kernel");

@@ -79,3 +79,41 @@ fn the_scheduler_packs_only_large_right_operands_on_simd_cpus() {
     }
     assert_eq!(kernels(&a.matmul(&small)), 1, "256K-element b: no copy");
 }
+
+/// `x @ w.T` with `w` stored `[out, in]` (nn::Linear's weight), transposed by
+/// `reference`'s caller into `[in, out]`.
+fn transposed(w: &[f32], out: usize, inp: usize) -> Vec<f32> {
+    (0..inp * out).map(|i| w[(i % out) * inp + i / out]).collect()
+}
+
+#[test]
+fn linear_layout_matmul_is_packed_and_right() {
+    // 48 rows of x, w 128 x 320 ([out, in]): past the 16-row, 32K-element threshold.
+    let (rows, inp, out) = (48usize, 320usize, 128usize);
+    let (xv, wv) = (data(2 * rows * inp, 6), data(out * inp, 7));
+    let x = Tensor::from_vec(xv[..rows * inp].to_vec(), [rows, inp]);
+    let w = Tensor::from_vec(wv.clone(), [out, inp]).requires_grad();
+    let wt = transposed(&wv, out, inp);
+    let c = x.matmul(&w.t());
+    close(&c.to_vec::<f32>().unwrap(), &reference(&xv[..rows * inp], &wt, rows, inp, out), "x @ w.T");
+    let x3 = Tensor::from_vec(xv.clone(), [2, rows, inp]);
+    close(&x3.linear(&w, None).to_vec::<f32>().unwrap(), &reference(&xv, &wt, 2 * rows, inp, out), "batched linear");
+    // d(sum(x @ w.T))/dw[o, t] = sum_i x[i, t].
+    c.sum().backward();
+    let gw = w.grad().unwrap().to_vec::<f32>().unwrap();
+    for o in [0, 31, 32, out - 1] {
+        for t in 0..inp {
+            let want: f64 = (0..rows).map(|i| xv[i * inp + t] as f64).sum();
+            let g = gw[o * inp + t] as f64;
+            assert!((g - want).abs() <= 1e-4 * (1.0 + want.abs()), "grad w[{o}, {t}]: got {g}, want {want}");
+        }
+    }
+    let simd = ferrograd::runtime::get_device("CPU").unwrap().renderer().target().simd_bytes > 0;
+    let xr = Tensor::from_vec(xv[..rows * inp].to_vec(), [rows, inp]).realize().unwrap();
+    let wr = Tensor::from_vec(wv, [out, inp]).realize().unwrap();
+    if xr.device() == "CPU" {
+        assert_eq!(kernels(&xr.matmul(&wr.t())), if simd { 2 } else { 1 }, "x @ w.T: panel copy + matmul");
+        let one_row = xr.shrink(&[(0, 1), (0, inp)]).realize().unwrap();
+        assert_eq!(kernels(&one_row.matmul(&wr.t())), 1, "a single row reads w as it is");
+    }
+}
