@@ -35,7 +35,16 @@ pub const FLAGS: &[Flag] = &[
         doc: "register-tile lanes from which unrolled dot products accumulate as one FMA chain (the `F0:n` opt overrides it per kernel)",
     },
     Flag { name: "JIT", default: "1", doc: "0 disables TinyJit capture" },
-    Flag { name: "CC", default: "", doc: "C compiler for the CPU device (default: clang, else cc)" },
+    Flag {
+        name: "CC",
+        default: "",
+        doc: "C compiler command for the CPU device, read as a shell reads it (`ccache gcc`, `gcc-12 -std=c11`); default: clang, else cc",
+    },
+    Flag {
+        name: "SANITIZE",
+        default: "0",
+        doc: "1: compile CPU kernels with `-fsanitize=undefined,address` (the ASan runtime must be preloaded: the fuzzer's `--sanitize` does it)",
+    },
     Flag { name: "THREADS", default: "0", doc: "CPU threads for THREAD axes (0: one per core)" },
     Flag { name: "MNIST_DIR", default: "", doc: "where the MNIST files are" },
     Flag {

@@ -46,10 +46,13 @@ fn compiled_kernels_are_cached_on_disk() {
     use std::os::unix::fs::PermissionsExt;
     let dir = temp_cache("disk");
     std::fs::create_dir_all(&dir).unwrap();
-    // A compiler wrapper that counts its compiles (not the `--version` probe).
+    // A compiler wrapper that counts its compiles (not the `--version` and macro probes).
     let log = dir.join("runs.log");
     let cc = dir.join("countingcc");
-    let script = format!("#!/bin/sh\n[ \"$1\" = --version ] || echo run >> {}\nexec cc \"$@\"\n", log.display());
+    let script = format!(
+        "#!/bin/sh\ncase \"$*\" in *-dM*|--version) ;; *) echo run >> {};; esac\nexec cc \"$@\"\n",
+        log.display()
+    );
     std::fs::write(&cc, script).unwrap();
     std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
     let runs = || std::fs::read_to_string(&log).map(|s| s.lines().count()).unwrap_or(0);

@@ -42,6 +42,13 @@ pub trait Backend: Send + Sync + 'static {
     fn compiler_identity(&self) -> Option<String> {
         None
     }
+    /// How many flag sets (rungs, safest last) the compiler can fall back to when it fails the
+    /// self-test; 1 when there is nothing to fall back to.
+    fn compiler_rungs(&self) -> usize {
+        1
+    }
+    /// Compiles from now on with rung `rung` (< `compiler_rungs()`); `compiler_identity` names it.
+    fn set_compiler_rung(&self, _rung: usize) {}
     /// Waits for all launched work.
     fn synchronize(&self) -> Result<()> {
         Ok(())

@@ -16,7 +16,7 @@ use crate::renderer::{Renderer, Target};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use super::cc::{CCompiler, CcFamily};
+pub use super::cc::{CCompiler, CcFamily, RUNGS};
 
 type KernelFn = unsafe extern "C" fn(*const *mut u8, *const i64, i32);
 
@@ -65,7 +65,8 @@ impl Program for CpuProgram {
 
 pub struct CpuDevice {
     renderer: CStyleRenderer,
-    compiler: CCompiler,
+    /// The compiler at its current rung (the self-test may move it down the ladder).
+    compiler: std::sync::RwLock<CCompiler>,
     /// Programs loaded in this process (held weakly: a shared object is unloaded once no
     /// program of it is in use).
     cache: CompileCache<CpuProgram>,
@@ -90,7 +91,7 @@ impl CpuDevice {
     pub fn with_compiler(compiler: CCompiler) -> CpuDevice {
         CpuDevice {
             renderer: CStyleRenderer::new(c_dialect(), Target::cpu("CPU")),
-            compiler,
+            compiler: std::sync::RwLock::new(compiler),
             cache: CompileCache::default(),
             disk: DiskCache::new(cache_dir().join("cpu"), "so"),
         }
@@ -102,12 +103,13 @@ impl CpuDevice {
         self
     }
 
-    pub fn compiler(&self) -> &CCompiler {
-        &self.compiler
+    /// The compiler as it compiles now (at the rung the self-test chose).
+    pub fn compiler(&self) -> CCompiler {
+        self.compiler.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    fn key(&self, src: &str) -> String {
-        stable_hash_hex(&[self.compiler.identity().as_bytes(), src.as_bytes()])
+    fn key(compiler: &CCompiler, src: &str) -> String {
+        stable_hash_hex(&[compiler.identity().as_bytes(), src.as_bytes()])
     }
 
     fn load(&self, path: &Path, specs: &[&ProgramSpec]) -> Result<Vec<Arc<CpuProgram>>> {
@@ -138,7 +140,7 @@ impl CpuDevice {
 
     /// Compiles one batch of `(key, spec)` into a single shared object, then stores it under
     /// each kernel's own key in the disk cache.
-    fn compile_batch(&self, batch: &[Todo]) -> Result<Vec<Arc<CpuProgram>>> {
+    fn compile_batch(&self, compiler: &CCompiler, batch: &[Todo]) -> Result<Vec<Arc<CpuProgram>>> {
         let prelude = c_dialect().prelude;
         let mut src = String::from(prelude);
         for (_, spec) in batch {
@@ -150,7 +152,7 @@ impl CpuDevice {
             .disk
             .temp_path(&batch_key[..16])
             .map_err(|e| Error::File { path: self.disk.dir().into(), source: e })?;
-        self.compiler.compile_to(&src, &tmp, &names.join(", "))?;
+        compiler.compile_to(&src, &tmp, &names.join(", "))?;
         let keys: Vec<&str> = batch.iter().map(|(k, _)| k.as_str()).collect();
         self.disk.store_file(&tmp, &keys);
         let specs: Vec<&ProgramSpec> = batch.iter().map(|(_, s)| s.as_ref()).collect();
@@ -181,11 +183,22 @@ impl Backend for CpuDevice {
     }
 
     fn compiler_identity(&self) -> Option<String> {
-        Some(self.compiler.identity())
+        Some(self.compiler().identity())
+    }
+
+    fn compiler_rungs(&self) -> usize {
+        RUNGS.len()
+    }
+
+    fn set_compiler_rung(&self, rung: usize) {
+        let mut compiler = self.compiler.write().unwrap_or_else(|e| e.into_inner());
+        *compiler = compiler.with_rung(rung);
     }
 
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
-        let keys: Vec<String> = specs.iter().map(|s| self.key(&s.src)).collect();
+        // One compiler (one rung) for the whole batch, even if the rung changes meanwhile.
+        let compiler = self.compiler();
+        let keys: Vec<String> = specs.iter().map(|s| Self::key(&compiler, &s.src)).collect();
         // Disk cache: only complete shared objects are loaded.
         let from_disk = |key: &str, spec: &ProgramSpec| {
             let path = self.disk.lookup(key, is_complete_elf_shared_object)?;
@@ -193,7 +206,7 @@ impl Backend for CpuDevice {
         };
         let build = |group: &[Todo]| {
             COMPILER_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            self.compile_batch(group)
+            self.compile_batch(&compiler, group)
         };
         let progs = self.cache.get_or_build(&keys, specs, from_disk, build)?;
         Ok(progs.into_iter().map(|p| p as Arc<dyn Program>).collect())

@@ -9,7 +9,7 @@
 use super::Tensor;
 use crate::codegen::{get_program, try_program, ProgramSpec};
 use crate::error::{Error, Result};
-use crate::helpers::{cache_dir, stable_hash_hex};
+use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
 use crate::runtime::{get_device, Backend, DeviceMemory};
 use crate::schedule::{create_schedule, ItemKind};
 use crate::uop::DType;
@@ -104,41 +104,83 @@ fn value(b: &[u8], dt: DType) -> String {
     }
 }
 
-/// Runs the canaries on `device` (against the interpreter) if its compiler has not passed them.
-fn check(device: &str) -> Result<()> {
-    let dev = get_device(device)?;
-    let Some(identity) = dev.compiler_identity() else { return Ok(()) };
-    let key = stable_hash_hex(&[identity.as_bytes(), CANARY_VERSION.as_bytes()]);
-    let marker = cache_dir().join("selftest").join(format!("{key}.ok"));
-    if marker.exists() {
-        return Ok(());
-    }
+/// Runs every canary on `dev` with the heuristic's opts and with none; the first wrong result.
+fn run_canaries(device: &str, dev: &dyn Backend) -> Result<std::result::Result<(), String>> {
     let interp = get_device("INTERP")?;
     let on_device = super::with_default_device(device, canaries);
     let reference = super::with_default_device("INTERP", canaries);
     for ((name, t), (_, r)) in on_device.iter().zip(&reference) {
         let want = run(r, interp.as_ref(), true)?;
         for no_opts in [false, true] {
-            let got = run(t, dev.as_ref(), no_opts)?;
+            let got = run(t, dev, no_opts)?;
             if let Some(diff) = first_difference(&want, &got, t.dtype()) {
-                return Err(Error::Compile {
-                    device: device.to_string(),
-                    kernel: format!("self-test canary `{name}`"),
-                    message: format!(
-                        "{identity} computes a wrong result for a correct kernel ({}: {diff}). Its optimizer \
-                         miscompiles ferrograd's kernels; use another compiler (set CC=clang, or another gcc \
-                         version) and report this compiler version to ferrograd",
-                        if no_opts { "without opts" } else { "with the heuristic's opts" }
-                    ),
-                });
+                let opts = if no_opts { "without opts" } else { "with the heuristic's opts" };
+                return Ok(Err(format!("canary `{name}` {opts}: {diff}")));
             }
         }
     }
-    if let Some(dir) = marker.parent() {
-        let _ = std::fs::create_dir_all(dir);
-        let _ = std::fs::write(&marker, identity);
+    Ok(Ok(()))
+}
+
+/// Runs the canaries on `device` (against the interpreter) if its compiler has not passed them,
+/// walking down the compiler's ladder of safer flags until a rung passes; the rung that passed
+/// is remembered per compiler identity (at rung 0) in the cache folder.
+fn check(device: &str) -> Result<()> {
+    let dev = get_device(device)?;
+    dev.set_compiler_rung(0);
+    let Some(identity) = dev.compiler_identity() else { return Ok(()) };
+    let key = stable_hash_hex(&[identity.as_bytes(), CANARY_VERSION.as_bytes()]);
+    let marker = cache_dir().join("selftest").join(format!("{key}.rung"));
+    let rungs = dev.compiler_rungs();
+    let remembered = std::fs::read_to_string(&marker).ok().and_then(|t| t.lines().next()?.trim().parse::<usize>().ok());
+    if let Some(rung) = remembered.filter(|&r| r < rungs) {
+        dev.set_compiler_rung(rung);
+        if debug_level() >= 1 && rung > 0 {
+            let chosen = dev.compiler_identity().unwrap_or_default();
+            eprintln!("{device}: compiling with `{chosen}`: rung {rung}, chosen by an earlier self-test ({marker:?})");
+        }
+        return Ok(());
     }
-    Ok(())
+    let mut failures: Vec<String> = Vec::new();
+    for rung in 0..rungs {
+        dev.set_compiler_rung(rung);
+        let flags = dev.compiler_identity().unwrap_or_default();
+        let outcome = match run_canaries(device, dev.as_ref()) {
+            Ok(outcome) => outcome,
+            // A compiler that cannot run at all is that error, not a rung's failure.
+            Err(e) if rung == 0 => return Err(e),
+            Err(e) => Err(format!("it failed to compile a canary: {e}")),
+        };
+        match outcome {
+            Ok(()) => {
+                if let Some(dir) = marker.parent() {
+                    let _ = std::fs::create_dir_all(dir);
+                    let _ = std::fs::write(&marker, format!("{rung}\n{flags}\n"));
+                }
+                if debug_level() >= 1 {
+                    let why = if failures.is_empty() {
+                        "its canaries match the interpreter".to_string()
+                    } else {
+                        format!("the rungs before it computed wrong results:\n  {}", failures.join("\n  "))
+                    };
+                    eprintln!("{device}: compiler self-test chose rung {rung}, `{flags}`: {why}");
+                }
+                return Ok(());
+            }
+            Err(what) => failures.push(format!("rung {rung} (`{flags}`): {what}")),
+        }
+    }
+    dev.set_compiler_rung(0);
+    Err(Error::Compile {
+        device: device.to_string(),
+        kernel: "self-test canaries".to_string(),
+        message: format!(
+            "{identity} computes a wrong result for a correct kernel with every flag set ferrograd tries:\n  {}\n\
+             Its optimizer miscompiles ferrograd's kernels; use another compiler (set CC=clang, or another gcc \
+             version) and report this compiler version to ferrograd",
+            failures.join("\n  ")
+        ),
+    })
 }
 
 /// Makes sure `device`'s compiler passed the self-test in this process (checking it the first
