@@ -14,7 +14,7 @@ pub const FLAGS: &[Flag] = &[
     Flag {
         name: "DEBUG",
         default: "0",
-        doc: "1: kernels scheduled per realize; 2: one `***` line per kernel run (device, name, time, GFLOPS, GB/s); 3: the optimizations applied, in the `OPTS=` syntax of `examples/matmul_opts` (`T0:2 U1:16 R2:4 V4:8`, with the vector axis `V` and FMA chains `F` spelled out, so the line rebuilds the kernel); 4: generated source; 5: the kernel AST; 6: the kernel after each named codegen pass (`codegen/passes.rs`)",
+        doc: "1: kernels scheduled per realize, compile time, the compiler flags the self-test chose; 2: one `***` line per kernel run (device, name, time, GFLOPS, GB/s); 3: the optimizations applied, in the `OPTS=` syntax of `examples/matmul_opts` (`T0:2 U1:16 R2:4 V4:8`, with the vector axis `V` and FMA chains `F` spelled out, so the line rebuilds the kernel); 4: generated source; 5: the kernel AST; 6: the kernel after each named codegen pass (`codegen/passes.rs`)",
     },
     Flag { name: "DEV", default: "", doc: "device to use (above)" },
     Flag { name: "NOOPT", default: "0", doc: "1: no kernel optimizations (plain loops)" },

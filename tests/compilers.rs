@@ -214,3 +214,56 @@ fn a_miscompiling_compiler_walks_down_the_ladder() {
     assert!(result.contains("-O1") && result.contains("saturating cast"), "{result}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+// ---------------------------------------------------------------- sanitizers (child processes)
+
+const SAN_CASE: &str = "FERROGRAD_SANITIZE_CASE";
+
+/// Runs `sanitized_kernels_stop_at_undefined_behaviour`'s child with kernels built by `cc`
+/// under UBSan and ASan, the runtime preloaded: (exit status ok, output).
+fn run_sanitized(cc: &str, cache: &Path) -> Option<(bool, String)> {
+    let out = Command::new("gcc").arg("-print-file-name=libasan.so").output().ok()?;
+    let runtime = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !Path::new(&runtime).is_absolute() {
+        return None;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "sanitized_kernels_stop_at_undefined_behaviour", "--nocapture", "--test-threads", "1"])
+        .env(SAN_CASE, "1")
+        .env("FERROGRAD_CACHE", cache)
+        .env("CC", cc)
+        .env("DEV", "CPU")
+        .env("SANITIZE", "1")
+        .env("LD_PRELOAD", runtime)
+        .env("ASAN_OPTIONS", "detect_leaks=0:halt_on_error=1")
+        .env("UBSAN_OPTIONS", "halt_on_error=1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    Some((out.status.success(), text))
+}
+
+#[test]
+fn sanitized_kernels_stop_at_undefined_behaviour() {
+    if std::env::var_os(SAN_CASE).is_some() {
+        let x = Tensor::from_vec(vec![1.0f32, -2.0, 3.5, 8.0], [2, 2]);
+        let v = (x.matmul(&x) + 1.0).relu().sum_axis(1).to_vec::<f32>().expect("realizes");
+        println!("values: {v:?}");
+        return;
+    }
+    let dir = temp_dir("sanitize");
+    // Clean kernels run under the sanitizers and give the right values.
+    let Some((ok, text)) = run_sanitized("gcc", &dir.join("cache")) else {
+        eprintln!("skipped: gcc has no ASan runtime here");
+        return;
+    };
+    assert!(ok && text.contains("values: [0.0, 90.5]"), "{text}");
+    // A kernel with undefined behaviour (a negative shift, injected by a fake compiler) ends the
+    // process with the sanitizer's report.
+    let body = "case \"$*\" in *-dM*|*--version*) exec gcc \"$@\";; esac\n\
+        sed 's/^\\(void [A-Za-z0-9_]*(void\\*\\* bufs, const long long\\* vals, int core_id) {\\)/\\1 volatile int z_ = -1; volatile int w_ = 1 << z_; (void)w_;/' | gcc \"$@\"\n";
+    let cc = script(&dir, "ubcc", body);
+    let (ok, text) = run_sanitized(cc.to_str().unwrap(), &dir.join("cache2")).unwrap();
+    assert!(!ok && text.contains("runtime error: shift exponent"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -36,6 +36,8 @@ fn debug_levels_print_what_they_promise() {
     if std::env::var_os(CASE).is_some() {
         return child();
     }
+    let one = run("1");
+    assert!(one.contains("scheduled ") && one.contains("new kernels ready in"), "DEBUG=1:\n{one}");
     let three = run("3");
     let opts_line = three.lines().find(|l| l.contains(": opts ")).unwrap_or_else(|| panic!("no opts line:\n{three}"));
     let text = opts_line.split(": opts ").nth(1).unwrap();

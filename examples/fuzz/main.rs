@@ -5,8 +5,11 @@
 //! interpreter and with an f64 reference written for the fuzzer (`reference.rs`).
 //!
 //! ```text
-//! cargo run --release --example fuzz -- --graphs 2000 [--seed 7] [--dev CPU] [--modes default,noopt,random,beam]
+//! cargo run --release --example fuzz -- --graphs 2000 [--seed 7] [--dev CPU] [--modes default,noopt,random,beam] [--sanitize]
 //! ```
+//!
+//! `--sanitize` compiles CPU kernels with UBSan and ASan (see `sanitize.rs`): any report ends the
+//! run with a non-zero status.
 //!
 //! Prints one line per failing graph and device (the seed that replays it, the modes that fail,
 //! the first wrong element and the graph minimized), then exactly
@@ -17,6 +20,7 @@ mod graph;
 mod minimize;
 mod reference;
 mod run;
+mod sanitize;
 
 use graph::{generate, Graph};
 use reference::{evaluate, Arr};
@@ -51,8 +55,13 @@ fn parse_args() -> Args {
             "--dev" => a.devices.extend(value(i).split(',').map(|d| d.trim().to_uppercase())),
             "--modes" => a.modes.extend(value(i).split(',').map(|m| m.trim().to_lowercase())),
             "--batch" => a.batch = num(value(i)) as usize,
+            // Handled in `main` before anything else (see `sanitize.rs`).
+            "--sanitize" => {
+                i += 1;
+                continue;
+            }
             other => panic!(
-                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam)"
+                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam --sanitize)"
             ),
         }
         i += 2;
@@ -159,6 +168,9 @@ fn one_line(s: &str) -> String {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--sanitize") {
+        sanitize::restart_sanitized();
+    }
     let args = parse_args();
     // Kernels go to a cache of the fuzzer's own (unless the user chose one), wiped as it goes.
     let own_cache = std::env::var_os("FERROGRAD_CACHE").is_none();

@@ -104,7 +104,15 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
             spec_of.insert(ast.clone(), specs.len());
             specs.push(Arc::new(spec));
         }
+        let started = std::time::Instant::now();
         let programs = device.compile(&specs)?;
+        if debug_level() >= 1 {
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "{dev_name}: {} new kernels ready in {secs:.3} s (compiled, or loaded from the disk cache)",
+                specs.len()
+            );
+        }
         let mut cache = program_cache().lock().unwrap_or_else(|e| e.into_inner());
         for &i in &idxs {
             let k = spec_of[&items[i].ast];

@@ -70,6 +70,17 @@ pub struct CCompiler {
     pub version: String,
 }
 
+/// A command running the compiler `words`. Under `SANITIZE`, the sanitizer runtime preloaded
+/// into this process is not preloaded into the compiler.
+fn compiler_command(words: &[String]) -> Command {
+    let mut cmd = Command::new(&words[0]);
+    cmd.args(&words[1..]);
+    if crate::flags::int("SANITIZE") != 0 {
+        cmd.env_remove("LD_PRELOAD");
+    }
+    cmd
+}
+
 /// Whether `prog` runs (`prog --version` exits successfully).
 fn runs(prog: &str) -> bool {
     Command::new(prog).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
@@ -77,12 +88,8 @@ fn runs(prog: &str) -> bool {
 
 /// The macros a compiler predefines (`-dM -E` on an empty C input), by name.
 fn predefined_macros(words: &[String]) -> HashMap<String, String> {
-    let out = Command::new(&words[0])
-        .args(&words[1..])
-        .args(["-dM", "-E", "-x", "c", "-"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
+    let out =
+        compiler_command(words).args(["-dM", "-E", "-x", "c", "-"]).stdin(Stdio::null()).stderr(Stdio::null()).output();
     let Ok(out) = out.map(|o| if o.status.success() { o.stdout } else { Vec::new() }) else { return HashMap::new() };
     String::from_utf8_lossy(&out)
         .lines()
@@ -164,8 +171,7 @@ impl CCompiler {
         let (family, family_version, version) = match &words {
             Ok(w) => {
                 let (family, family_version) = family_of(&predefined_macros(w));
-                let version = Command::new(&w[0])
-                    .args(&w[1..])
+                let version = compiler_command(w)
                     .arg("--version")
                     .stdin(Stdio::null())
                     .stderr(Stdio::null())
@@ -214,8 +220,7 @@ impl CCompiler {
                 self.cc
             ))
         })?;
-        let mut child = Command::new(&words[0])
-            .args(&words[1..])
+        let mut child = compiler_command(words)
             .args(&self.flags)
             .args(["-x", "c", "-", "-o"])
             .arg(out)
