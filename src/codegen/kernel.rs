@@ -105,8 +105,8 @@ fn check_size(ast: &UOp, renderer: &dyn Renderer, opts: &[Opt], spec: &ProgramSp
     })
 }
 
-/// The hand-coded opts for `ast` (as `prepare` leaves it), shortened from the end while the
-/// program is over the size budget; and that program.
+/// The hand-coded opts for `ast` (as `prepare` leaves it), made smaller while the program is
+/// over the size budget (see [`smaller`]); and that program.
 fn heuristic_program_and_opts(ast: &UOp, renderer: &dyn Renderer) -> (ProgramSpec, Vec<Opt>) {
     let mut chosen = hand_coded_optimizations(ast, renderer.target());
     loop {
@@ -115,8 +115,30 @@ fn heuristic_program_and_opts(ast: &UOp, renderer: &dyn Renderer) -> (ProgramSpe
         if chosen.is_empty() || check_size(ast, renderer, &chosen, &spec).is_ok() {
             return (spec, chosen);
         }
-        chosen.pop();
+        chosen = smaller(ast, renderer, &chosen);
     }
+}
+
+/// The next smaller opt list for a program over the size budget: the register tile's widest
+/// non-SIMD UPCAST halved (the last UPCAST is the SIMD axis: its vectors, the UNROLL and the
+/// layout stay, so a kernel with a long fused tail — a pooling max after a convolution, an
+/// erf-GELU after a matmul — keeps the shape of the plain reduce's kernel at a smaller tile);
+/// else the last opt dropped.
+fn smaller(ast: &UOp, renderer: &dyn Renderer, opts: &[Opt]) -> Vec<Opt> {
+    let upcasts: Vec<usize> = (0..opts.len()).filter(|&i| opts[i].kind == OptKind::Upcast).collect();
+    let widest = upcasts[..upcasts.len().saturating_sub(1)]
+        .iter()
+        .copied()
+        .filter(|&i| opts[i].amount >= 4 && opts[i].amount % 2 == 0)
+        .max_by_key(|&i| opts[i].amount);
+    if let Some(i) = widest {
+        let mut halved = opts.to_vec();
+        halved[i].amount /= 2;
+        if build(ast, renderer, &halved).is_ok() {
+            return halved;
+        }
+    }
+    opts[..opts.len() - 1].to_vec()
 }
 
 fn heuristic_program(ast: &UOp, renderer: &dyn Renderer) -> ProgramSpec {

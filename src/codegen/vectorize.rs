@@ -6,9 +6,10 @@
 //! (it does not depend on the axis), one vector value, or one scalar per lane. Loads and
 //! stores whose address moves by one element per lane (and whose gate is the same in every
 //! lane) become vector loads and stores; float arithmetic on vectors stays vector; sum
-//! reductions of vectors keep vector accumulators. Everything else (index math, comparisons,
-//! casts, transcendental functions, other reductions) is computed lane by lane, which is
-//! always correct and is what the scalar expansion did anyway.
+//! reductions of vectors keep vector accumulators; f32 comparisons give vectors of lane masks
+//! that WHERE and MAX use. Everything else (index math, integer comparisons, casts,
+//! transcendental functions, other reductions) is computed lane by lane, which is always
+//! correct and is what the scalar expansion did anyway.
 
 use super::kernel_ops::{pow2_divisor, reduce_over};
 use super::opts::{kernel_ranges, shift_to, VectorChoice};
@@ -50,11 +51,20 @@ impl Lanes {
     }
 }
 
-/// Float arithmetic that C vector extensions (and every backend's vector types) support.
+/// Ops with a vector form: float arithmetic, which C vector extensions (and every backend's
+/// vector types) support; and on f32 lanes MAX, comparisons (a vector of lane masks) and
+/// WHERE, so that a tail such as ReLU, tanh or an erf-GELU after a vectorized reduce stays one
+/// vector op per vector instead of one scalar op per lane.
 fn vector_alu(n: &UOp) -> bool {
-    n.dtype().is_float()
-        && vector_element(n.dtype())
-        && matches!(n.op(), Ops::ADD | Ops::SUB | Ops::MUL | Ops::FDIV | Ops::NEG | Ops::MULACC)
+    let f32_lanes = |d: crate::uop::DType| d.scalar == crate::uop::Scalar::F32;
+    match n.op() {
+        Ops::ADD | Ops::SUB | Ops::MUL | Ops::FDIV | Ops::NEG | Ops::MULACC => {
+            n.dtype().is_float() && vector_element(n.dtype())
+        }
+        Ops::MAX | Ops::WHERE => f32_lanes(n.dtype()),
+        Ops::CMPLT | Ops::CMPNE | Ops::CMPEQ => f32_lanes(n.src()[0].dtype()),
+        _ => false,
+    }
 }
 
 /// The vector axis of an optimized kernel and the kernel with it in place, as `choice` (from

@@ -98,6 +98,10 @@ impl<'a> Render<'a> {
         if dt.count <= 1 || dt.ptr {
             return (self.d.type_name)(dt).to_string();
         }
+        if dt.is_bool() {
+            // Lane masks are declared with the f32 vectors they select between.
+            self.ty(DType::F32.vec(dt.count));
+        }
         if !self.vectors.contains(&dt) {
             self.vectors.push(dt);
         }
@@ -186,6 +190,7 @@ impl<'a> Render<'a> {
                     }
                 }
             }
+            Ops::MAX if dt.count > 1 => format!("__max_{}({},{})", vector_name(dt, self.d.type_name), s[0], s[1]),
             Ops::MAX => format!("(({a}<{b})?{b}:{a})", a = s[0], b = s[1]),
             Ops::CMPLT => format!("({}<{})", s[0], s[1]),
             Ops::CMPNE => format!("({}!={})", s[0], s[1]),
@@ -199,6 +204,9 @@ impl<'a> Render<'a> {
                     Some(c) if c >= 0 && (c as u32) < dt.bits() => format!("({}{sym}{})", s[0], s[1]),
                     _ => format!("({}{sym}({}&{}))", s[0], s[1], dt.bits() - 1),
                 }
+            }
+            Ops::WHERE if dt.count > 1 => {
+                format!("__where_{}({},{},{})", vector_name(dt, self.d.type_name), s[0], s[1], s[2])
             }
             Ops::WHERE => format!("({}?{}:{})", s[0], s[1], s[2]),
             Ops::MULACC if dt.count > 1 => {
@@ -291,7 +299,12 @@ impl<'a> Render<'a> {
                 }
                 Ops::CONST if u.dtype().count > 1 => {
                     let c = u.const_value().expect("CONST without value");
-                    let one = self.lit(c, u.dtype().base());
+                    let one = if u.dtype().is_bool() {
+                        // A lane mask: -1 for true.
+                        format!("(-(int){})", self.lit(c, u.dtype().base()))
+                    } else {
+                        self.lit(c, u.dtype().base())
+                    };
                     let t = self.ty(u.dtype());
                     self.bind(u, format!("__bcast_{t}({one})"));
                 }
@@ -301,10 +314,12 @@ impl<'a> Render<'a> {
                 }
                 Ops::VECTORIZE => {
                     let t = self.ty(u.dtype());
+                    // Bool lanes become lane masks (-1 for true).
+                    let lane = |x: &str| if u.dtype().is_bool() { format!("(-(int){x})") } else { x.to_string() };
                     let expr = if u.src().iter().all(|x| x == &u.src()[0]) {
-                        format!("__bcast_{t}({})", self.n(&u.src()[0]))
+                        format!("__bcast_{t}({})", lane(self.n(&u.src()[0])))
                     } else {
-                        let lanes: Vec<&str> = u.src().iter().map(|x| self.n(x)).collect();
+                        let lanes: Vec<String> = u.src().iter().map(|x| lane(self.n(x))).collect();
                         format!("(({t}){{{}}})", lanes.join(","))
                     };
                     let nm = self.fresh("vec");
@@ -312,7 +327,11 @@ impl<'a> Render<'a> {
                     self.bind(u, nm);
                 }
                 Ops::GEP => {
-                    let text = format!("{}[{}]", self.n(&u.src()[0]), u.arg_int());
+                    let text = if u.dtype().is_bool() {
+                        format!("({}[{}]!=0)", self.n(&u.src()[0]), u.arg_int())
+                    } else {
+                        format!("{}[{}]", self.n(&u.src()[0]), u.arg_int())
+                    };
                     self.bind(u, text);
                 }
                 Ops::SPECIAL => {

@@ -2,15 +2,32 @@
 
 use crate::uop::{DType, Scalar};
 
-/// Name of the typedef for a vector dtype: `vfloat16`, `vunsigned_int8`.
+/// Name of the typedef for a vector dtype: `vfloat16`, `vunsigned_int8`; `vbool16` for lane
+/// masks.
 pub(super) fn vector_name(dt: DType, type_name: fn(DType) -> &'static str) -> String {
     format!("v{}{}", type_name(dt.base()).replace(' ', "_"), dt.count)
+}
+
+/// A vector of `n` lane masks: what a comparison of two f32 vectors gives in GCC/Clang C, an
+/// `int` per lane that is -1 (true) or 0 (false).
+fn mask_typedef(n: usize) -> String {
+    let lanes = (0..n).map(|_| "x").collect::<Vec<_>>().join(",");
+    format!(
+        "#ifndef FG_vbool{n}\n#define FG_vbool{n}\n\
+         typedef int vbool{n} __attribute__((vector_size({size}), aligned(4)));\n\
+         static inline __attribute__((always_inline)) vbool{n} __bcast_vbool{n}(int x) {{ return (vbool{n}){{{lanes}}}; }}\n\
+         #endif\n",
+        size = 4 * n
+    )
 }
 
 /// A GCC/Clang vector type (unaligned, may alias its elements) and, for floats, its fused
 /// multiply-add (a lane loop the compiler turns into one vector FMA instruction).
 pub(super) fn vector_typedef(dt: DType, type_name: fn(DType) -> &'static str) -> String {
     let (elem, name, n) = (type_name(dt.base()), vector_name(dt, type_name), dt.count as usize);
+    if dt.scalar == Scalar::Bool {
+        return mask_typedef(n);
+    }
     let size = dt.base().itemsize() * n;
     let align = dt.base().itemsize();
     // The helpers list every lane (no loops): the compilers' loop vectorizers are off (see
@@ -29,6 +46,17 @@ pub(super) fn vector_typedef(dt: DType, type_name: fn(DType) -> &'static str) ->
         out.push_str(&format!(
             "static inline __attribute__((always_inline)) {name} __fma_{name}({name} a, {name} b, {name} c) {{ return ({name}){{{}}}; }}\n",
             lanes(&|i| format!("{f}(a[{i}],b[{i}],c[{i}])"))
+        ));
+    }
+    if dt.scalar == Scalar::F32 {
+        // Selects by lane masks: the bits of `a` where the mask is set, else those of `b` (a
+        // cast between vectors of one size keeps the bits); MAX as the scalar `(a<b)?b:a`.
+        out.push_str(&mask_typedef(n));
+        out.push_str(&format!(
+            "static inline __attribute__((always_inline)) {name} __where_{name}(vbool{n} m, {name} a, {name} b) \
+             {{ return ({name})((m & (vbool{n})a) | (~m & (vbool{n})b)); }}\n\
+             static inline __attribute__((always_inline)) {name} __max_{name}({name} a, {name} b) \
+             {{ return __where_{name}(a < b, b, a); }}\n"
         ));
     }
     out.push_str("#endif\n");
