@@ -56,3 +56,36 @@ fn a_convolution_with_batchnorm_relu_and_pooling_keeps_a_register_tile_at_any_ba
         }
     }
 }
+
+/// FLOPs of the one kernel of `t` (every kernel of its schedule, summed), as DEBUG=2 reports them.
+fn flops(t: &Tensor) -> u64 {
+    let dev = get_device("CPU").expect("the CPU device");
+    create_schedule(&[t.uop()]).items.iter().map(|item| get_program(&item.ast, dev.renderer(), None).flops).sum()
+}
+
+#[test]
+fn flop_counts_match_hand_counts_with_fused_tails() {
+    use ferrograd::tensor::ConvOpts;
+    // A matmul: one multiply and one add per term.
+    let (m, k, n) = (64usize, 48usize, 80usize);
+    let a = Tensor::randn([m, k]).realize().unwrap();
+    let b = Tensor::randn([k, n]).realize().unwrap();
+    assert_eq!(flops(&a.matmul(&b)), (2 * m * k * n) as u64, "matmul");
+    // Its bias and tanh run once per output, not once per term.
+    let bias = Tensor::randn([n]).realize().unwrap();
+    let with_tail = flops(&(a.matmul(&b) + &bias).relu());
+    assert_eq!(with_tail, (2 * m * k * n + 2 * m * n) as u64, "matmul + bias + relu (one add, one select per output)");
+
+    // A convolution: 2 * N * Cout * Ho * Wo * Cin * K * K.
+    let (batch, cin, cout, hw, kk) = (2usize, 3usize, 4usize, 8usize, 3usize);
+    let x = Tensor::randn([batch, cin, hw, hw]).realize().unwrap();
+    let w = Tensor::randn([cout, cin, kk, kk]).realize().unwrap();
+    let conv = x.conv2d(&w, None, &ConvOpts::default());
+    let outs = batch * cout * (hw - kk + 1) * (hw - kk + 1);
+    let conv_flops = (2 * outs * cin * kk * kk) as u64;
+    assert_eq!(flops(&conv), conv_flops, "conv2d");
+    // Then ReLU and a 2x2 max-pool fused after it: one select per conv output, one max per
+    // window element.
+    let pooled = conv.relu().max_pool2d(2, &PoolOpts::default());
+    assert_eq!(flops(&pooled), conv_flops + 2 * outs as u64, "conv2d + relu + max_pool2d");
+}

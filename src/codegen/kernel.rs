@@ -32,21 +32,38 @@ pub fn kernel_name(ast: &UOp) -> String {
     name
 }
 
-/// ALU operations per launch: each value ALU op times the iterations of the loops it sits in.
+/// ALU operations per launch: each float ALU op (and WHERE) times the iterations of the loops
+/// it sits in, and each float REDUCE once per iteration. A node sits in the ranges its sources
+/// sit in, less those a REDUCE below it closed: an elementwise tail after a reduce (a bias,
+/// BatchNorm, an activation, a pooling max) runs once per output, not once per reduce step.
 fn count_flops(ast: &UOp) -> u64 {
-    let mut iters: FxHashMap<UOp, u64> = FxHashMap::default();
+    let mut live: FxHashMap<UOp, Vec<UOp>> = FxHashMap::default();
+    let iterations = |ranges: &[UOp]| ranges.iter().map(|r| r.range_size().max(0) as u64).product::<u64>();
     let mut flops = 0u64;
     for n in ast.toposort() {
-        let it = n.ranges().iter().map(|r| r.range_size().max(0) as u64).product::<u64>();
-        iters.insert(n.clone(), it);
+        let mut ranges: Vec<UOp> = Vec::new();
+        if n.op() == Ops::RANGE {
+            ranges.push(n.clone());
+        }
+        for s in n.src() {
+            for r in &live[s] {
+                if !ranges.contains(r) {
+                    ranges.push(r.clone());
+                }
+            }
+        }
         // Index arithmetic (integers feeding INDEX) is not counted, like tinygrad.
         if n.op().is_alu() && (n.dtype().is_float() || n.op() == Ops::WHERE) {
-            flops += it;
+            flops += iterations(&ranges);
         }
-        // A REDUCE lists its own ranges as sources, so `it` already counts its iterations.
-        if n.op() == Ops::REDUCE && n.dtype().is_float() {
-            flops += it;
+        if n.op() == Ops::REDUCE {
+            // One step per iteration of its own ranges and the ones around it; then they close.
+            if n.dtype().is_float() {
+                flops += iterations(&ranges);
+            }
+            ranges.retain(|r| !n.src()[1..].contains(r));
         }
+        live.insert(n, ranges);
     }
     flops
 }
