@@ -4,7 +4,7 @@ pub mod beam;
 pub(crate) mod capture;
 pub(crate) mod step;
 
-pub use step::{kernels_run, run_kernel, CompiledKernel, Step};
+pub use step::{kernels_run, record_kernels, run_kernel, CompiledKernel, KernelRun, Step};
 
 use crate::codegen::{get_program, ProgramSpec};
 use crate::error::Result;

@@ -5,7 +5,7 @@ use crate::helpers::{debug_level, fmt_time};
 use crate::renderer::ProgramSpec;
 use crate::runtime::{Buffer, DeviceMemory, Program};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A compiled kernel: its spec (name, source, estimates) and the device program.
 #[derive(Clone)]
@@ -41,11 +41,51 @@ impl Step {
     }
 }
 
+/// One kernel launch as [`record_kernels`] saw it.
+#[derive(Clone, Debug)]
+pub struct KernelRun {
+    pub device: String,
+    pub name: String,
+    /// The opts in `OPTS=` syntax (what DEBUG=3 prints).
+    pub opts: String,
+    pub seconds: f64,
+    /// The kernel's FLOP count (what DEBUG=2's GFLOPS come from).
+    pub flops: u64,
+    /// Bytes of the buffers it reads and writes (each counted once).
+    pub bytes: usize,
+}
+
+/// The launches [`record_kernels`] collects (`None` when nobody records).
+static RECORDED: Mutex<Option<Vec<KernelRun>>> = Mutex::new(None);
+
+/// Runs `f`, timing every kernel it launches (each launch waits for its kernel); returns what
+/// `f` returned and the launches in order. For profilers such as `examples/survey.rs`.
+pub fn record_kernels<R>(f: impl FnOnce() -> R) -> (R, Vec<KernelRun>) {
+    *RECORDED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    let out = f();
+    let runs = RECORDED.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
+    (out, runs)
+}
+
 /// Runs one compiled kernel on its buffers.
 pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
     let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
     let debug = debug_level() >= 2;
-    let t = k.program.launch(&mems, &[], debug)?;
+    let recording = RECORDED.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+    let t = k.program.launch(&mems, &[], debug || recording)?;
+    if recording {
+        let run = KernelRun {
+            device: device.to_string(),
+            name: k.spec.name.clone(),
+            opts: k.spec.opts.clone(),
+            seconds: t,
+            flops: k.spec.flops,
+            bytes: bufs.iter().map(|b| b.nbytes()).sum(),
+        };
+        if let Some(log) = RECORDED.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            log.push(run);
+        }
+    }
     let n = KERNELS_RUN.fetch_add(1, Ordering::Relaxed) + 1;
     if debug {
         let bytes: usize = bufs.iter().map(|b| b.nbytes()).sum();
