@@ -136,12 +136,21 @@ fn heuristic_program_and_opts(ast: &UOp, renderer: &dyn Renderer) -> (ProgramSpe
     }
 }
 
-/// The next smaller opt list for a program over the size budget: the register tile's widest
-/// non-SIMD UPCAST halved (the last UPCAST is the SIMD axis: its vectors, the UNROLL and the
-/// layout stay, so a kernel with a long fused tail — a pooling max after a convolution, an
-/// erf-GELU after a matmul — keeps the shape of the plain reduce's kernel at a smaller tile);
-/// else the last opt dropped.
+/// Reduce steps per output from which a register tile is worth keeping at a smaller size: each
+/// output of a shorter reduce (a pooling window's backward) loads little, so a tile saves little.
+const TILE_WORTH_KEEPING: i64 = 64;
+
+/// The next smaller opt list for a program over the size budget: in a long reduce, the
+/// register tile's widest non-SIMD UPCAST halved (the last UPCAST is the SIMD axis: its
+/// vectors, the UNROLL and the layout stay, so a kernel with a long fused tail — a pooling max
+/// after a convolution, an erf-GELU after a matmul — keeps the shape of the plain reduce's
+/// kernel at a smaller tile); else the last opt dropped.
 fn smaller(ast: &UOp, renderer: &dyn Renderer, opts: &[Opt]) -> Vec<Opt> {
+    let reduce_steps: i64 =
+        kernel_ranges(ast).iter().filter(|r| r.range_arg().1 == AxisType::Reduce).map(|r| r.range_size()).product();
+    if reduce_steps < TILE_WORTH_KEEPING {
+        return opts[..opts.len() - 1].to_vec();
+    }
     let upcasts: Vec<usize> = (0..opts.len()).filter(|&i| opts[i].kind == OptKind::Upcast).collect();
     let widest = upcasts[..upcasts.len().saturating_sub(1)]
         .iter()
