@@ -90,6 +90,9 @@ fn unknown_device_lists_the_known_ones() {
     assert!(out.contains("NOSUCHDEV") && out.contains("CPU") && out.contains("INTERP"), "{out}");
     let (ok, out) = example_output("device", &[("DEV", "INTERP")]);
     assert!(ok && out.contains("INTERP"), "{out}");
+    // A device that has one instance takes no instance number.
+    let (ok, out) = example_output("device", &[("DEV", "INTERP:x")]);
+    assert!(!ok && out.contains("one INTERP device"), "{out}");
 }
 
 #[test]

@@ -16,6 +16,8 @@ pub struct DeviceKind {
     pub default_candidate: bool,
     /// The cargo feature that builds it in, if it needs one.
     pub feature: Option<&'static str>,
+    /// Whether `KIND:N` names one of several devices (`CL:1`); `CPU:1` is an error.
+    pub numbered: bool,
     /// `None` when built without its feature.
     pub open: Option<Opener>,
 }
@@ -37,17 +39,31 @@ pub const DEVICES: &[DeviceKind] = &[
         name: "CUDA",
         default_candidate: true,
         feature: Some("cuda"),
+        numbered: true,
         open: with_feature!("cuda", super::cuda::open),
     },
     DeviceKind {
         name: "CL",
         default_candidate: true,
         feature: Some("opencl"),
+        numbered: true,
         open: with_feature!("opencl", super::opencl::open),
     },
-    DeviceKind { name: "CPU", default_candidate: true, feature: None, open: Some(super::cpu::open) },
-    DeviceKind { name: "INTERP", default_candidate: false, feature: None, open: Some(super::interp::open) },
-    DeviceKind { name: "NULL", default_candidate: false, feature: None, open: Some(super::null::open) },
+    DeviceKind { name: "CPU", default_candidate: true, feature: None, numbered: false, open: Some(super::cpu::open) },
+    DeviceKind {
+        name: "INTERP",
+        default_candidate: false,
+        feature: None,
+        numbered: false,
+        open: Some(super::interp::open),
+    },
+    DeviceKind {
+        name: "NULL",
+        default_candidate: false,
+        feature: None,
+        numbered: false,
+        open: Some(super::null::open),
+    },
 ];
 
 /// Names of every device `DEV` accepts (some need a cargo feature; opening says which).
@@ -75,6 +91,12 @@ fn open(name: &str) -> Result<Arc<dyn Backend>> {
     let Some(row) = DEVICES.iter().find(|d| d.name == kind) else {
         return Err(Error::UnknownDevice { name: name.to_string(), known: known_devices().join(", ") });
     };
+    if !row.numbered && name.contains(':') {
+        return Err(Error::DeviceUnavailable {
+            device: name.to_string(),
+            reason: format!("there is one {kind} device: call it `{kind}` (or `{kind}:0`)"),
+        });
+    }
     match (row.open, row.feature) {
         (Some(open), _) => open(name),
         (None, feature) => Err(Error::DeviceUnavailable {

@@ -96,11 +96,16 @@ impl Padding {
 
 /// `v` broadcast to `n` spatial axes (a single value repeats); panics naming the op.
 pub(crate) fn spatial(op: &str, what: &str, v: &[usize], n: usize) -> Vec<usize> {
-    match v.len() {
+    let out = match v.len() {
         1 => vec![v[0]; n],
         l if l == n => v.to_vec(),
         l => panic!("{op}: {what} has {l} values for {n} spatial axes"),
+    };
+    // Sizes and steps of a window must be positive; paddings may be 0.
+    if matches!(what, "kernel" | "stride" | "dilation") && out.contains(&0) {
+        panic!("{op}: {what} must be positive, got {v:?}");
     }
+    out
 }
 
 /// Options of the pooling ops (the kernel size is an argument of each op).
@@ -232,6 +237,7 @@ impl Tensor {
         let shape = self.shape();
         assert!(shape.len() > n, "{op}: input of shape {shape:?} needs a batch or channel axis and {n} spatial axes");
         let ins = &shape[shape.len() - n..];
+        assert!(!kernel.contains(&0), "{op}: kernel must be positive, got {kernel:?}");
         let k = kernel;
         let s = if opts.stride.is_empty() { k.clone() } else { spatial(op, "stride", &opts.stride, n) };
         let d = spatial(op, "dilation", &opts.dilation, n);

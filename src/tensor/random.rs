@@ -140,7 +140,7 @@ impl Tensor {
     }
 
     pub(crate) fn rand_on(shape: impl IntoShape, device: &str) -> Tensor {
-        let dims: Vec<usize> = shape.into_dims().iter().map(|&d| d as usize).collect();
+        let dims = random_dims("rand", shape.into_dims());
         let n: usize = dims.iter().product();
         let bits = Tensor::random_bits(n, device);
         // 23 random mantissa bits under exponent 0 give a float in [1, 2).
@@ -155,6 +155,7 @@ impl Tensor {
 
     fn randn_on(shape: impl IntoShape, device: &str) -> Tensor {
         let dims = shape.into_dims();
+        random_dims("randn", dims.clone());
         let u1 = Tensor::rand_on(dims.clone(), device);
         let u2 = Tensor::rand_on(dims, device);
         let r = u1.neg().add(1.0).log().mul(-2.0).sqrt();
@@ -175,11 +176,13 @@ impl Tensor {
         Tensor::uniform(dims, -bound, bound)
     }
     pub fn uniform(shape: impl IntoShape, low: f64, high: f64) -> Tensor {
+        assert!(low <= high, "uniform: low ({low}) must not be above high ({high})");
         Tensor::rand(shape).mul(high - low).add(low)
     }
 
     /// Normal float32 numbers with mean `mean` and standard deviation `std`.
     pub fn normal(shape: impl IntoShape, mean: f64, std: f64) -> Tensor {
+        assert!(std >= 0.0, "normal: std must not be negative, got {std}");
         Tensor::randn(shape).mul(std).add(mean)
     }
 
@@ -187,7 +190,7 @@ impl Tensor {
     pub fn randint(shape: impl IntoShape, low: i64, high: i64) -> Tensor {
         let range = high.checked_sub(low).filter(|r| (1..=1i64 << 32).contains(r));
         let range = range.unwrap_or_else(|| panic!("randint: need low < high within 2^32, got [{low}, {high})"));
-        let dims: Vec<usize> = shape.into_dims().iter().map(|&d| d as usize).collect();
+        let dims = random_dims("randint", shape.into_dims());
         let n: usize = dims.iter().product();
         let bits = Tensor::random_bits(n, &default_device());
         // Bits modulo the range: the bias is at most range / 2^32.
@@ -318,4 +321,13 @@ pub fn train<R>(f: impl FnOnce() -> R) -> R {
     let _restore = Restore(Tensor::training());
     set_training(true);
     f()
+}
+
+/// The dimensions of a random tensor's shape; a negative one panics naming `op` (no `-1` to
+/// infer: there is nothing to infer it from).
+fn random_dims(op: &str, dims: Vec<isize>) -> Vec<usize> {
+    if dims.iter().any(|&d| d < 0) {
+        panic!("{op}: shape {dims:?} has a negative dimension");
+    }
+    dims.into_iter().map(|d| d as usize).collect()
 }

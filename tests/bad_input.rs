@@ -1,0 +1,61 @@
+//! Bad arguments are refused where they are given, naming the op and the argument (issue: "a
+//! clear error for every bad input still accepted silently"): device names with an instance
+//! number for devices that have one, negative random shapes, an inverted uniform range, a
+//! negative std, zero-sized pooling windows and steps.
+
+use ferrograd::tensor::PoolOpts;
+use ferrograd::{Device, Tensor};
+
+/// The panic message of `f`.
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let err = std::panic::catch_unwind(f).expect_err("should panic");
+    err.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn single_instance_devices_refuse_an_instance_number() {
+    for name in ["CPU:1", "CPU:xyz", "INTERP:2", "interp:x", "NULL:3"] {
+        let err = Device::new(name).expect_err(name).to_string();
+        let kind = name.split(':').next().unwrap().to_uppercase();
+        assert!(err.contains(&name.to_uppercase()) && err.contains(&format!("one {kind} device")), "{name}: {err}");
+    }
+    for name in ["CPU", "cpu", "CPU:0", "INTERP:0"] {
+        Device::new(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn random_shapes_with_a_negative_dimension_panic_naming_the_op() {
+    for (op, msg) in [
+        ("rand", panic_message(|| drop(Tensor::rand(vec![-1isize, 3])))),
+        ("randn", panic_message(|| drop(Tensor::randn(vec![2isize, -3])))),
+        ("randint", panic_message(|| drop(Tensor::randint(vec![-2isize], 0, 5)))),
+    ] {
+        assert!(msg.starts_with(&format!("{op}:")) && msg.contains("negative dimension"), "{op}: {msg}");
+    }
+}
+
+#[test]
+fn uniform_and_normal_refuse_impossible_parameters() {
+    let msg = panic_message(|| drop(Tensor::uniform([3], 2.0, 1.0)));
+    assert!(msg.contains("uniform") && msg.contains("low (2)") && msg.contains("high (1)"), "{msg}");
+    let msg = panic_message(|| drop(Tensor::normal([3], 0.0, -1.0)));
+    assert!(msg.contains("normal") && msg.contains("std") && msg.contains("-1"), "{msg}");
+    // The edges are allowed: an empty range and a zero std give constants.
+    assert_eq!(Tensor::uniform([2], 1.5, 1.5).to_vec::<f32>().unwrap(), vec![1.5, 1.5]);
+    assert_eq!(Tensor::normal([2], -2.0, 0.0).to_vec::<f32>().unwrap(), vec![-2.0, -2.0]);
+}
+
+#[test]
+fn pooling_windows_and_steps_must_be_positive() {
+    let x = Tensor::ones([1, 1, 4, 4]);
+    let msg = panic_message(|| drop(x.max_pool2d(0, &PoolOpts::default())));
+    assert!(msg.contains("max_pool2d") && msg.contains("kernel must be positive"), "{msg}");
+    let msg = panic_message(|| drop(x.max_pool2d(2, &PoolOpts::default().stride([0, 1]))));
+    assert!(msg.contains("max_pool") && msg.contains("stride must be positive"), "{msg}");
+    let msg = panic_message(|| drop(x.avg_pool2d([2, 0], &PoolOpts::default())));
+    assert!(msg.contains("avg_pool2d") && msg.contains("kernel must be positive"), "{msg}");
+}
