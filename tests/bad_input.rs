@@ -59,3 +59,29 @@ fn pooling_windows_and_steps_must_be_positive() {
     let msg = panic_message(|| drop(x.avg_pool2d([2, 0], &PoolOpts::default())));
     assert!(msg.contains("avg_pool2d") && msg.contains("kernel must be positive"), "{msg}");
 }
+
+#[test]
+fn backward_from_an_integer_tensor_panics() {
+    let x = Tensor::from_vec(vec![1i32, 2, 3], [3]);
+    let msg = panic_message(|| x.sum().backward());
+    assert!(msg.starts_with("backward:") && msg.contains("float") && msg.contains("int"), "{msg}");
+}
+
+#[test]
+fn gather_with_a_float_index_panics() {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3]);
+    let index = Tensor::from_vec(vec![0.0f32, 2.0], [2]);
+    let msg = panic_message(|| drop(x.gather(0, &index)));
+    assert!(msg.starts_with("gather:") && msg.contains("integer") && msg.contains("float"), "{msg}");
+}
+
+#[test]
+fn one_hot_checks_its_classes_like_gather_checks_indices() {
+    let ok = Tensor::from_vec(vec![0i32, 3, 1], [3]).one_hot(4);
+    assert_eq!(ok.to_vec::<i64>().unwrap(), vec![1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0]);
+    for bad in [vec![0i32, 4, 1], vec![-1, 0, 1]] {
+        let t = Tensor::from_vec(bad.clone(), [3]).one_hot(4);
+        let msg = panic_message(std::panic::AssertUnwindSafe(|| drop(t.to_vec::<i64>())));
+        assert!(msg.contains("one_hot: 4 classes") && msg.contains("out of range"), "{bad:?}: {msg}");
+    }
+}

@@ -15,6 +15,12 @@ impl Tensor {
 
     /// Like `backward` with an explicit gradient for this tensor (same shape).
     pub fn backward_with(&self, grad: &Tensor) {
+        assert!(
+            self.dtype().is_float(),
+            "backward: only float tensors have gradients, this one is {} (shape {:?})",
+            self.dtype(),
+            self.shape()
+        );
         assert_eq!(
             grad.shape(),
             self.shape(),

@@ -312,6 +312,7 @@ impl Tensor {
     pub fn gather(&self, dim: isize, index: &Tensor) -> Tensor {
         let (xs, is) = (self.shape(), index.shape());
         let axis = resolve_axis("gather", dim, &xs);
+        assert!(index.dtype().is_int(), "gather: the index must be an integer tensor, got {}", index.dtype());
         assert_eq!(xs.len(), is.len(), "gather: index of shape {is:?} needs the rank of input {xs:?}");
         let fits = (0..xs.len()).all(|d| d == axis || is[d] <= xs[d]);
         assert!(fits, "gather: index of shape {is:?} is larger than input {xs:?} off dim {dim}");

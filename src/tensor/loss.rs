@@ -54,6 +54,8 @@ impl Tensor {
             self.dtype(),
             self.shape()
         );
+        // A class outside 0..num_classes is an error (PyTorch's), not a row of zeros.
+        super::checks::check_indices(self, 0, num_classes as i64, format!("one_hot: {num_classes} classes"));
         let classes = Tensor::iota(num_classes, self.dtype(), &self.device());
         self.unsqueeze(-1).eq(classes).cast(DType::I64)
     }
