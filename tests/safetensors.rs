@@ -303,3 +303,30 @@ fn corrupt_files_give_errors_never_panics() {
     let header = format!("{{{}}}", parts.join(","));
     assert!(!try_load(&p, &file_with(header.as_bytes(), &[]), "offsets summing to usize::MAX"));
 }
+
+/// `safe_save` to a symbolic link writes the file the link names, as `torch.save` does: the
+/// link stays a link (a dangling one gets its target created).
+#[test]
+fn safe_save_writes_through_symbolic_links() {
+    use std::collections::BTreeMap;
+    let dir = std::env::temp_dir().join(format!("ferrograd-symlink-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("real")).unwrap();
+    let target = dir.join("real").join("weights.safetensors");
+    let link = dir.join("link.safetensors");
+    std::os::unix::fs::symlink("real/weights.safetensors", &link).unwrap();
+    for (round, value) in [(0, 1.5f32), (1, -2.5)] {
+        // Round 0: the link dangles; round 1: it names the file round 0 wrote.
+        let mut dict = BTreeMap::new();
+        dict.insert("w".to_string(), ferrograd::Tensor::from_vec(vec![value; 3], [3]));
+        ferrograd::nn::safe_save(&dict, &link).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+            "round {round}: the link was replaced"
+        );
+        assert!(std::fs::symlink_metadata(&target).unwrap().is_file(), "round {round}: the target was not written");
+        let loaded = ferrograd::nn::safe_load(&target).unwrap();
+        assert_eq!(loaded["w"].to_vec::<f32>().unwrap(), vec![value; 3], "round {round}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -62,17 +62,34 @@ pub fn safe_save(dict: &BTreeMap<String, Tensor>, path: impl AsRef<Path>) -> Res
     safe_save_with_metadata(dict, &BTreeMap::new(), path)
 }
 
+/// The file a save to `path` writes: symbolic links are followed to the file they name (as
+/// `torch.save` writes through them), so a link stays a link and its target gets the new data.
+/// A link to a file that does not exist yet creates that file.
+fn through_links(path: &Path) -> std::path::PathBuf {
+    let mut p = path.to_path_buf();
+    // At most 40 links, as Linux allows; a cycle then writes at the last name reached.
+    for _ in 0..40 {
+        match std::fs::read_link(&p) {
+            Ok(target) if target.is_absolute() => p = target,
+            Ok(target) => p = p.parent().unwrap_or(Path::new(".")).join(target),
+            Err(_) => break,
+        }
+    }
+    p
+}
+
 /// [`safe_save`] with string metadata in the header's `__metadata__` entry (omitted when
 /// empty). The output is deterministic: keys are sorted, tensors laid out in name order.
 ///
 /// The file is written next to `path` under a temporary name and renamed into place, so a
-/// reader (or a memory map from [`safe_load`]) never sees a half-written file.
+/// reader (or a memory map from [`safe_load`]) never sees a half-written file. A `path` that
+/// is a symbolic link is written through: the file it names gets the data, the link stays.
 pub fn safe_save_with_metadata(
     dict: &BTreeMap<String, Tensor>,
     metadata: &BTreeMap<String, String>,
     path: impl AsRef<Path>,
 ) -> Result<()> {
-    let path = path.as_ref();
+    let path = &through_links(path.as_ref());
     assert!(!dict.contains_key("__metadata__"), "safe_save: `__metadata__` is reserved and cannot name a tensor");
     let tensors: Vec<&Tensor> = dict.values().collect();
     Tensor::realize_all(&tensors)?;
