@@ -85,3 +85,17 @@ fn one_hot_checks_its_classes_like_gather_checks_indices() {
         assert!(msg.contains("one_hot: 4 classes") && msg.contains("out of range"), "{bad:?}: {msg}");
     }
 }
+
+#[test]
+fn interpolate_needs_a_size_for_every_spatial_axis_and_no_empty_axis() {
+    use ferrograd::tensor::InterpMode;
+    let x = Tensor::ones([1, 2, 4, 4]);
+    let msg = panic_message(|| drop(x.interpolate(&[8], InterpMode::Linear, false)));
+    assert!(msg.starts_with("interpolate:") && msg.contains("1 values for the 2 spatial axes"), "{msg}");
+    let msg = panic_message(|| drop(x.interpolate(&[8, 8, 8], InterpMode::Nearest, false)));
+    assert!(msg.contains("3 values for the 2 spatial axes"), "{msg}");
+    let empty = Tensor::ones([1, 2, 0, 4]);
+    let msg = panic_message(|| drop(empty.interpolate(&[3, 4], InterpMode::Nearest, false)));
+    assert!(msg.contains("empty spatial axis"), "{msg}");
+    assert_eq!(x.interpolate(&[2, 2], InterpMode::Nearest, false).shape(), vec![1, 2, 2, 2]);
+}

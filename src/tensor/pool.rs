@@ -339,9 +339,18 @@ impl Tensor {
     /// and gradients follow PyTorch's index rules exactly.
     pub fn interpolate(&self, size: &[usize], mode: InterpMode, align_corners: bool) -> Tensor {
         let shape = self.shape();
+        // As PyTorch: the input is (batch, channels, spatial...) and size gives every spatial axis.
         assert!(
-            !size.is_empty() && size.len() < shape.len(),
-            "interpolate: size {size:?} for input of shape {shape:?} (needs a batch/channel axis)"
+            !size.is_empty() && size.len() + 2 == shape.len(),
+            "interpolate: size {size:?} has {} values for the {} spatial axes of input {shape:?} (batch, channels, then \
+             spatial axes)",
+            size.len(),
+            shape.len().saturating_sub(2)
+        );
+        let spatial = &shape[2..];
+        assert!(
+            !size.contains(&0) && !spatial.contains(&0),
+            "interpolate: input {shape:?} and size {size:?} must have no empty spatial axis"
         );
         assert!(
             !align_corners || mode == InterpMode::Linear,
