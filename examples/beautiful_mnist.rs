@@ -6,8 +6,8 @@
 
 use ferrograd::helpers::getenv_int;
 use ferrograd::nn::get_parameters;
-use ferrograd::nn::optim::{adam, Optimizer};
-use ferrograd::tensor::{train, Idx};
+use ferrograd::nn::optim::adam;
+use ferrograd::tensor::Idx;
 use ferrograd::{DType, Tensor, TinyJit};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::rc::Rc;
@@ -30,17 +30,10 @@ fn main() -> ferrograd::Result<()> {
 
     let m = model.clone();
     let mut train_step = TinyJit::new(move |_: &[Tensor]| {
-        train(|| {
-            opt.zero_grad();
-            let samples = Tensor::randint([bs], 0, n_train);
-            let x = x_train.index(&[Idx::T(samples.clone())]);
-            let y = y_train.index(&[Idx::T(samples)]);
-            let loss = m.forward(&x).sparse_categorical_crossentropy(&y, -1, 0.0, Default::default());
-            loss.backward();
-            let mut outs = vec![loss];
-            outs.extend(opt.schedule_step());
-            outs
-        })
+        let samples = Tensor::randint([bs], 0, n_train);
+        let x = x_train.index(&[Idx::T(samples.clone())]);
+        let y = y_train.index(&[Idx::T(samples)]);
+        m.train_step(&mut opt, &x, &y)
     });
     let m = model.clone();
     let mut test_acc = TinyJit::new(move |_: &[Tensor]| {

@@ -19,23 +19,14 @@ use limits::{best_of, fma_peak, stream};
 /// images per second.
 fn mnist_train_step(reps: usize) -> ferrograd::Result<f64> {
     use ferrograd::nn::get_parameters;
-    use ferrograd::nn::optim::{adam, Optimizer};
+    use ferrograd::nn::optim::adam;
     let bs = 512;
     let model = std::rc::Rc::new(mnist_model::Model::new());
     let mut opt = adam(get_parameters(&*model), 0.001);
     let x = Tensor::rand([bs, 1, 28, 28]).realize()?;
     let y = Tensor::randint([bs], 0, 10).realize()?;
     let m = model.clone();
-    let mut step = ferrograd::TinyJit::new(move |_: &[Tensor]| {
-        ferrograd::tensor::train(|| {
-            opt.zero_grad();
-            let loss = m.forward(&x).sparse_categorical_crossentropy(&y, -1, 0.0, Default::default());
-            loss.backward();
-            let mut outs = vec![loss];
-            outs.extend(opt.schedule_step());
-            outs
-        })
-    });
+    let mut step = ferrograd::TinyJit::new(move |_: &[Tensor]| m.train_step(&mut opt, &x, &y));
     for _ in 0..3 {
         step.call(&[])?[0].realize()?; // plain run, capture, first replay (compiles)
     }

@@ -10,7 +10,7 @@
 //! workloads; `TOP=n` prints only the n worst kernels).
 
 use ferrograd::engine::{record_kernels, KernelRun};
-use ferrograd::nn::optim::{adam, Optimizer};
+use ferrograd::nn::optim::adam;
 use ferrograd::nn::{get_parameters, LayerNorm, Linear};
 use ferrograd::tensor::{AttentionOpts, ConvOpts};
 use ferrograd::{Result, Tensor};
@@ -38,14 +38,8 @@ fn mnist(out: &mut Vec<Workload>) {
         out.push((
             format!("mnist train step, batch {bs}"),
             Box::new(move || {
-                ferrograd::tensor::train(|| {
-                    opt.zero_grad();
-                    let loss = model.forward(&x).sparse_categorical_crossentropy(&y, -1, 0.0, Default::default());
-                    loss.backward();
-                    let mut outs = vec![loss];
-                    outs.extend(opt.schedule_step());
-                    Tensor::realize_all(&outs.iter().collect::<Vec<_>>())
-                })
+                let outs = model.train_step(&mut opt, &x, &y);
+                Tensor::realize_all(&outs.iter().collect::<Vec<_>>())
             }),
         ));
     }

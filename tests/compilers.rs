@@ -166,16 +166,22 @@ fn child() {
     }
 }
 
-fn run_child(cc: &Path, cache: &Path) -> (String, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "a_miscompiling_compiler_walks_down_the_ladder", "--nocapture", "--test-threads", "1"])
-        .env(CASE, "1")
+/// Runs this test binary's `test` in a child process with `case` set (so it plays the child's
+/// part), kernels cached in `cache` and `envs` on top: the child's output.
+fn run_case(test: &str, case: &str, cache: &Path, envs: &[(&str, &std::ffi::OsStr)]) -> std::process::Output {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads", "1"])
+        .env(case, "1")
         .env("FERROGRAD_CACHE", cache)
-        .env("CC", cc)
         .env("DEV", "CPU")
-        .env("DEBUG", "1")
+        .envs(envs.iter().copied())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn run_child(cc: &Path, cache: &Path) -> (String, String) {
+    let envs = [("CC", cc.as_os_str()), ("DEBUG", "1".as_ref())];
+    let out = run_case("a_miscompiling_compiler_walks_down_the_ladder", CASE, cache, &envs);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
@@ -222,23 +228,15 @@ const SAN_CASE: &str = "FERROGRAD_SANITIZE_CASE";
 /// Runs `sanitized_kernels_stop_at_undefined_behaviour`'s child with kernels built by `cc`
 /// under UBSan and ASan, the runtime preloaded: (exit status ok, output).
 fn run_sanitized(cc: &str, cache: &Path) -> Option<(bool, String)> {
-    let out = Command::new("gcc").arg("-print-file-name=libasan.so").output().ok()?;
-    let runtime = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if !Path::new(&runtime).is_absolute() {
-        return None;
-    }
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "sanitized_kernels_stop_at_undefined_behaviour", "--nocapture", "--test-threads", "1"])
-        .env(SAN_CASE, "1")
-        .env("FERROGRAD_CACHE", cache)
-        .env("CC", cc)
-        .env("DEV", "CPU")
-        .env("SANITIZE", "1")
-        .env("LD_PRELOAD", runtime)
-        .env("ASAN_OPTIONS", "detect_leaks=0:halt_on_error=1")
-        .env("UBSAN_OPTIONS", "halt_on_error=1")
-        .output()
-        .unwrap();
+    let runtime = CCompiler::new("gcc").asan_runtime().ok()?;
+    let envs = [
+        ("CC", cc.as_ref()),
+        ("SANITIZE", "1".as_ref()),
+        ("LD_PRELOAD", runtime.as_os_str()),
+        ("ASAN_OPTIONS", "detect_leaks=0:halt_on_error=1".as_ref()),
+        ("UBSAN_OPTIONS", "halt_on_error=1".as_ref()),
+    ];
+    let out = run_case("sanitized_kernels_stop_at_undefined_behaviour", SAN_CASE, cache, &envs);
     let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     Some((out.status.success(), text))
 }

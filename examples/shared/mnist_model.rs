@@ -1,6 +1,7 @@
 //! The beautiful_mnist model (tinygrad's examples/beautiful_mnist.py), shared by the
 //! `beautiful_mnist` example and the training-step benchmark.
 
+use ferrograd::nn::optim::Optimizer;
 use ferrograd::nn::{BatchNorm, Conv2d, Linear, Module};
 use ferrograd::tensor::PoolOpts;
 use ferrograd::{DType, Tensor};
@@ -44,5 +45,18 @@ impl Model {
         let x = self.l4.forward(&x).relu();
         let x = self.bn2.forward(&x).max_pool2d(2, &pool);
         self.l5.forward(&x.flatten_range(1, -1))
+    }
+
+    /// One training step on `x` and labels `y` (in training mode): the loss, then the
+    /// optimizer's lazy updates. Realize them together to run the step as one schedule.
+    pub fn train_step(&self, opt: &mut impl Optimizer, x: &Tensor, y: &Tensor) -> Vec<Tensor> {
+        ferrograd::tensor::train(|| {
+            opt.zero_grad();
+            let loss = self.forward(x).sparse_categorical_crossentropy(y, -1, 0.0, Default::default());
+            loss.backward();
+            let mut outs = vec![loss];
+            outs.extend(opt.schedule_step());
+            outs
+        })
     }
 }

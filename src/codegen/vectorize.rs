@@ -16,7 +16,7 @@ use super::opts::{kernel_ranges, shift_to, VectorChoice};
 use super::vector_rules::{check_vector_axis, lane_sum_reduce, max_lanes, vector_element};
 use crate::renderer::Target;
 use crate::uop::symbolic::simplify;
-use crate::uop::{Arg, AxisType, FxHashMap, Ops, UOp};
+use crate::uop::{Arg, AxisType, DType, FxHashMap, Ops, Scalar, UOp};
 
 /// How a node looks with the vector axis turned into lanes.
 #[derive(Clone)]
@@ -56,7 +56,7 @@ impl Lanes {
 /// WHERE, so that a tail such as ReLU, tanh or an erf-GELU after a vectorized reduce stays one
 /// vector op per vector instead of one scalar op per lane.
 fn vector_alu(n: &UOp) -> bool {
-    let f32_lanes = |d: crate::uop::DType| d.scalar == crate::uop::Scalar::F32;
+    let f32_lanes = |d: DType| d.scalar == Scalar::F32;
     match n.op() {
         Ops::ADD | Ops::SUB | Ops::MUL | Ops::FDIV | Ops::NEG | Ops::MULACC => {
             n.dtype().is_float() && vector_element(n.dtype())

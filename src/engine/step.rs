@@ -4,7 +4,7 @@ use crate::error::Result;
 use crate::helpers::{debug_level, fmt_time};
 use crate::renderer::ProgramSpec;
 use crate::runtime::{Buffer, DeviceMemory, Program};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A compiled kernel: its spec (name, source, estimates) and the device program.
@@ -55,15 +55,19 @@ pub struct KernelRun {
     pub bytes: usize,
 }
 
-/// The launches [`record_kernels`] collects (`None` when nobody records).
-static RECORDED: Mutex<Option<Vec<KernelRun>>> = Mutex::new(None);
+/// The launches [`record_kernels`] collects, and whether it is collecting (checked on every
+/// launch without taking the lock).
+static RECORDED: Mutex<Vec<KernelRun>> = Mutex::new(Vec::new());
+static RECORDING: AtomicBool = AtomicBool::new(false);
 
 /// Runs `f`, timing every kernel it launches (each launch waits for its kernel); returns what
 /// `f` returned and the launches in order. For profilers such as `examples/survey.rs`.
 pub fn record_kernels<R>(f: impl FnOnce() -> R) -> (R, Vec<KernelRun>) {
-    *RECORDED.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    RECORDED.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    RECORDING.store(true, Ordering::SeqCst);
     let out = f();
-    let runs = RECORDED.lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
+    RECORDING.store(false, Ordering::SeqCst);
+    let runs = std::mem::take(&mut *RECORDED.lock().unwrap_or_else(|e| e.into_inner()));
     (out, runs)
 }
 
@@ -71,8 +75,13 @@ pub fn record_kernels<R>(f: impl FnOnce() -> R) -> (R, Vec<KernelRun>) {
 pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
     let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
     let debug = debug_level() >= 2;
-    let recording = RECORDED.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+    let recording = RECORDING.load(Ordering::Relaxed);
     let t = k.program.launch(&mems, &[], debug || recording)?;
+    let n = KERNELS_RUN.fetch_add(1, Ordering::Relaxed) + 1;
+    if !debug && !recording {
+        return Ok(());
+    }
+    let bytes: usize = bufs.iter().map(|b| b.nbytes()).sum();
     if recording {
         let run = KernelRun {
             device: device.to_string(),
@@ -80,15 +89,11 @@ pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Res
             opts: k.spec.opts.clone(),
             seconds: t,
             flops: k.spec.flops,
-            bytes: bufs.iter().map(|b| b.nbytes()).sum(),
+            bytes,
         };
-        if let Some(log) = RECORDED.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-            log.push(run);
-        }
+        RECORDED.lock().unwrap_or_else(|e| e.into_inner()).push(run);
     }
-    let n = KERNELS_RUN.fetch_add(1, Ordering::Relaxed) + 1;
     if debug {
-        let bytes: usize = bufs.iter().map(|b| b.nbytes()).sum();
         let gflops = k.spec.flops as f64 / t.max(1e-9) / 1e9;
         let gbs = bytes as f64 / t.max(1e-9) / 1e9;
         eprintln!(

@@ -37,9 +37,8 @@ pub enum CcFamily {
     Other,
 }
 
-/// One rung of the fallback ladder: a name for messages and what it changes.
+/// One rung of the fallback ladder: what it changes.
 pub struct Rung {
-    pub name: &'static str,
     /// The optimization level.
     pub opt_level: &'static str,
     /// Whether the SLP (straight-line) vectorizer is off too.
@@ -48,9 +47,12 @@ pub struct Rung {
 
 /// The flag sets a compiler is tried with, safest last. Rung 0 is the default.
 pub const RUNGS: &[Rung] = &[
-    Rung { name: "default", opt_level: "-O2", no_slp: false },
-    Rung { name: "no loop or SLP vectorizer", opt_level: "-O2", no_slp: true },
-    Rung { name: "-O1 without vectorizers", opt_level: "-O1", no_slp: true },
+    // The default: no loop vectorizer.
+    Rung { opt_level: "-O2", no_slp: false },
+    // No loop or SLP vectorizer.
+    Rung { opt_level: "-O2", no_slp: true },
+    // -O1 without vectorizers.
+    Rung { opt_level: "-O1", no_slp: true },
 ];
 
 /// A C compiler and its flags.
@@ -63,8 +65,6 @@ pub struct CCompiler {
     pub family: CcFamily,
     /// The family's version from its macros (`12.2.0`), empty when unknown.
     pub family_version: String,
-    /// The rung of [`RUNGS`] the flags come from.
-    pub rung: usize,
     pub flags: Vec<String>,
     /// `cc --version`'s first line (empty when it could not be run).
     pub version: String,
@@ -186,13 +186,37 @@ impl CCompiler {
         };
         let sanitize = crate::flags::int("SANITIZE") != 0;
         let flags = flags_for(family, &RUNGS[0], sanitize);
-        CCompiler { cc: cc.to_string(), words, family, family_version, rung: 0, flags, version }
+        CCompiler { cc: cc.to_string(), words, family, family_version, flags, version }
     }
 
     /// The same compiler with the flags of `rung` (an index into [`RUNGS`]).
     pub fn with_rung(&self, rung: usize) -> CCompiler {
         let sanitize = crate::flags::int("SANITIZE") != 0;
-        CCompiler { rung, flags: flags_for(self.family, &RUNGS[rung], sanitize), ..self.clone() }
+        CCompiler { flags: flags_for(self.family, &RUNGS[rung], sanitize), ..self.clone() }
+    }
+
+    /// The ASan runtime library of this compiler (gcc's `libasan.so`, clang's
+    /// `libclang_rt.asan-<arch>.so`), which a process must preload to load kernels built with
+    /// `SANITIZE=1`; or why there is none.
+    pub fn asan_runtime(&self) -> std::result::Result<std::path::PathBuf, String> {
+        let lib = match self.family {
+            CcFamily::Gcc => "libasan.so".to_string(),
+            CcFamily::Clang => format!("libclang_rt.asan-{}.so", std::env::consts::ARCH),
+            CcFamily::Other => {
+                return Err(format!("`{}` is neither gcc nor clang: it has no sanitizers we know", self.cc))
+            }
+        };
+        let words = self.words.as_ref().map_err(|why| format!("CC=`{}`: {why}", self.cc))?;
+        let out = compiler_command(words)
+            .arg(format!("-print-file-name={lib}"))
+            .output()
+            .map_err(|e| format!("could not run `{}`: {e}", self.cc))?;
+        let path = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if path.is_absolute() && path.exists() {
+            Ok(path)
+        } else {
+            Err(format!("`{}` does not know where its {lib} is (install its sanitizer runtime, e.g. libasan8 or libclang-rt-dev)", self.cc))
+        }
     }
 
     /// What the compiled code depends on: the compiler, its version and flags, and the host CPU
