@@ -329,3 +329,35 @@ fn gradient_returns_gradients_without_touching_grad() {
     assert_eq!(g[2].to_vec::<f32>().unwrap(), vec![0.0], "f does not depend on z");
     assert!(x.grad().is_none() && y.grad().is_none(), "gradient must not write .grad");
 }
+
+/// A branch a `where` did not take contributes nothing to the gradient, whatever its own
+/// derivative there: `where(x > 0, x, x * x)` at +inf is 1, not `0 * inf` = NaN, and so is a
+/// chain of such branches (`exp` of `log` of the untaken branch) and a branch under two wheres.
+/// (PyTorch itself gives NaN here: its `where` backward multiplies the zero through.)
+#[test]
+fn untaken_where_branches_give_no_nan_gradients() {
+    let inf = f32::INFINITY;
+    type Case = (&'static str, [f32; 4], fn(&Tensor) -> Tensor, [f32; 4]);
+    let cases: [Case; 3] = [
+        ("where(x > 0, x, x * x)", [inf, 2.0, -3.0, -inf], |x| x.gt(0.0).where_(x, x * x), [1.0, 1.0, -6.0, -inf]),
+        (
+            "where(x > 0, 2x, exp(log(-x) * 3))",
+            [inf, 2.0, -3.0, -0.5],
+            |x| x.gt(0.0).where_(x * 2.0, (x.neg().log() * 3.0).exp()),
+            [2.0, 2.0, -27.0, -0.75],
+        ),
+        (
+            "where(x > 0, 1, where(x < -1, -x, sqrt(x)))",
+            [inf, 2.0, -3.0, -inf],
+            |x| x.gt(0.0).where_(1.0, x.lt(-1.0).where_(x.neg(), x.sqrt())),
+            [0.0, 0.0, -1.0, -1.0],
+        ),
+    ];
+    for (name, vals, f, want) in cases {
+        let x = Tensor::from_vec(vals.to_vec(), [4]).requires_grad();
+        f(&x).sum().backward();
+        let got = x.grad().unwrap().to_vec::<f32>().unwrap();
+        let close = got.iter().zip(&want).all(|(g, w)| g == w || (g - w).abs() <= 1e-4 * w.abs());
+        assert!(close, "{name}: gradient at {vals:?} is {got:?}, want {want:?}");
+    }
+}

@@ -63,7 +63,8 @@ group_tests!(
     attention,
     select,
     args,
-    sweep
+    sweep,
+    special
 );
 
 #[test]

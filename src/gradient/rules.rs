@@ -1,7 +1,7 @@
 //! The backward rule of each primitive op, and the reverse sweep over a graph that applies
 //! them (or a node's custom gradient).
 
-use crate::tensor::{custom_gradient, Tensor};
+use crate::tensor::{add_gradients, custom_gradient, keep_zeros, Tensor};
 use crate::uop::node::toposort_many;
 use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp};
 
@@ -28,12 +28,11 @@ fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
         Ops::SIN => vec![Some(g * x().cos())],
         Ops::TRUNC => vec![Some(g.zeros_like())],
         Ops::MAX => {
-            // Ties share the gradient equally, as PyTorch's maximum does.
+            // Ties share the gradient equally, as PyTorch's maximum does; a NaN (no order)
+            // passes the whole gradient to both sides, as there.
             let (a, b) = (t(&src[0]), t(&src[1]));
-            let half = g * 0.5;
-            let ga = a.gt(&b).where_(g, a.eq(&b).where_(&half, 0.0));
-            let gb = b.gt(&a).where_(g, a.eq(&b).where_(&half, 0.0));
-            vec![Some(ga), Some(gb)]
+            let shared = a.eq(&b).where_(g * 0.5, g);
+            vec![Some(a.lt(&b).where_(0.0, &shared)), Some(a.gt(&b).where_(0.0, &shared))]
         }
         Ops::WHERE => {
             let c = t(&src[0]);
@@ -140,6 +139,11 @@ pub fn compute_gradient(root: &UOp, root_grad: &Tensor, targets: &FxHashSet<UOp>
         }
         let pairs: Vec<(UOp, Tensor)> = match custom_gradient(n) {
             Some(f) => f(&g, &needed),
+            // An elementwise rule keeps the zeros of a gradient that a `where` masked.
+            None if n.op().is_alu() => {
+                let rule = backward_rule(n, &g).into_iter().map(|sg| sg.map(|sg| keep_zeros(&g, sg)));
+                n.src().iter().cloned().zip(rule).filter_map(|(s, sg)| Some((s, sg?))).collect()
+            }
             None => n.src().iter().cloned().zip(backward_rule(n, &g)).filter_map(|(s, sg)| Some((s, sg?))).collect(),
         };
         for (s, sg) in pairs {
@@ -147,7 +151,7 @@ pub fn compute_gradient(root: &UOp, root_grad: &Tensor, targets: &FxHashSet<UOp>
                 continue;
             }
             let acc = match grads.remove(&s) {
-                Some(prev) => prev + sg,
+                Some(prev) => add_gradients(prev, sg),
                 None => sg,
             };
             grads.insert(s, acc);

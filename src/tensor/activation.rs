@@ -6,6 +6,7 @@
 //! so branches that could overflow (`exp` of a large input) are evaluated on a safe input
 //! wherever they are not used.
 
+use super::grad::with_derivatives;
 use super::Tensor;
 
 /// SELU's constants (Klambauer et al., as in PyTorch).
@@ -29,8 +30,9 @@ impl Tensor {
     /// `x` for `x > 0`, `alpha * (exp(x) - 1)` otherwise.
     pub fn elu(&self, alpha: f64) -> Tensor {
         self.float().via_f32(|x| {
-            let neg = x.gt(0.0).where_(0.0, x);
-            x.gt(0.0).where_(x, neg.expm1().mul(alpha))
+            // NaN takes the identity branch, whose gradient is PyTorch's there (1).
+            let neg = x.le(0.0).where_(x, 0.0);
+            x.le(0.0).where_(neg.expm1().mul(alpha), x)
         })
     }
     /// `scale * elu(x, alpha)` with the self-normalizing constants.
@@ -40,13 +42,21 @@ impl Tensor {
     /// `x` for `x > 0`, `alpha * (exp(x / alpha) - 1)` otherwise.
     pub fn celu(&self, alpha: f64) -> Tensor {
         self.float().via_f32(|x| {
-            let neg = x.gt(0.0).where_(0.0, x);
-            x.gt(0.0).where_(x, neg.div(alpha).expm1().mul(alpha))
+            let neg = x.le(0.0).where_(x, 0.0);
+            x.le(0.0).where_(neg.div(alpha).expm1().mul(alpha), x)
         })
     }
     /// GELU, `x * Phi(x)` with the exact normal CDF (PyTorch's default `approximate="none"`).
     pub fn gelu(&self) -> Tensor {
-        self.float().via_f32(|x| x.mul(0.5).mul(x.mul(-std::f64::consts::FRAC_1_SQRT_2).erfc()))
+        self.float().via_f32(|x| {
+            let cdf = |x: &Tensor| x.mul(-std::f64::consts::FRAC_1_SQRT_2).erfc().mul(0.5);
+            // PyTorch's derivative `Phi(x) + x phi(x)` (NaN at ±inf, as there).
+            let pdf_scale = 0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2;
+            with_derivatives(x.mul(cdf(x)), &[x], move |x| {
+                let x = &x[0];
+                vec![cdf(x).add(x.mul(x.square().mul(-0.5).exp().mul(pdf_scale)))]
+            })
+        })
     }
     /// GELU as `F.gelu(x, approximate=...)`: `"none"` (exact) or `"tanh"`.
     pub fn gelu_approximate(&self, approximate: &str) -> Tensor {
@@ -77,13 +87,18 @@ impl Tensor {
     }
     /// `relu6(x + 3) / 6`; the gradient is 0 at `x = ±3`, as PyTorch's.
     pub fn hardsigmoid(&self) -> Tensor {
-        self.float().add(3.0).relu6().div(6.0)
+        let x = self.float();
+        // PyTorch's derivative: 1/6 strictly inside (-3, 3), 0 elsewhere and at NaN.
+        with_derivatives(x.add(3.0).relu6().div(6.0), &[&x], |x| {
+            vec![x[0].gt(-3.0).bitand(x[0].lt(3.0)).where_(1.0 / 6.0, 0.0)]
+        })
     }
     /// `x * relu6(x + 3) / 6`, with PyTorch's gradients at the kinks (0 at -3, 1 at 3).
     pub fn hardswish(&self) -> Tensor {
         self.float().via_f32(|x| {
             let mid = x.mul(x.add(3.0)).div(6.0);
-            x.le(-3.0).where_(x.konst(0.0), x.lt(3.0).where_(mid, x))
+            // `x * 0` below -3: NaN at -inf, as PyTorch's `x * relu6(x + 3) / 6`.
+            x.le(-3.0).where_(x.mul(0.0), x.lt(3.0).where_(mid, x))
         })
     }
     /// `log(1 + exp(beta x)) / beta`, and `x` where `beta x > threshold` (PyTorch's defaults

@@ -153,9 +153,10 @@ impl Tensor {
     pub fn maximum(&self, o: impl Operand) -> Tensor {
         let (a, b) = self.broadcast_pair(o, "maximum");
         let m = Tensor::alu_node(Ops::MAX, a.dtype(), &[&a, &b]);
-        // MAX is `a < b ? b : a`, which already propagates a NaN in `a`.
+        // MAX is `a < b ? b : a`, which already propagates a NaN in `a`; a NaN in `b` is
+        // `a + b`, which gives both sides the gradient, as PyTorch does at a NaN.
         if a.dtype().is_float() {
-            return b.ne(&b).where_(&b, &m);
+            return b.ne(&b).where_(a.add(&b), &m);
         }
         m
     }
@@ -360,7 +361,11 @@ impl Tensor {
         }
         // Zeros and NaN take the last branch: `x * x` is +0 for both zeros (IEEE fabs) and NaN for
         // NaN. (`x * 0` kept the sign of -0, so `1 / abs(-0)` was -inf; found by the fuzzer.)
-        self.lt(0.0).where_(self.neg(), self.gt(0.0).where_(self, self.mul(self)))
+        let value = self.lt(0.0).where_(self.neg(), self.gt(0.0).where_(self, self.mul(self)));
+        // Its derivative is PyTorch's `sgn(x)`: 0 at ±0 and NaN, ±1 at ±inf.
+        super::grad::with_derivatives(value, &[self], |x| {
+            vec![x[0].gt(0.0).where_(1.0, x[0].lt(0.0).where_(-1.0, 0.0))]
+        })
     }
     /// `|x|` whose gradient at 0 is +1 (the right-hand slope): for formulas such as
     /// `exp(-|x|)` whose kink at 0 is cancelled by another term.

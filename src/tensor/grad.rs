@@ -172,5 +172,79 @@ pub(crate) fn with_derivatives(
     inputs: &[&Tensor],
     derivatives: impl Fn(&[Tensor]) -> Vec<Tensor> + Send + Sync + 'static,
 ) -> Tensor {
-    with_backward(value, inputs, move |grad, xs| derivatives(xs).into_iter().map(|d| grad.mul(d)).collect())
+    with_backward(value, inputs, move |grad, xs| {
+        derivatives(xs).into_iter().map(|d| keep_zeros(grad, grad.mul(d))).collect()
+    })
+}
+
+/// Where a gradient is known to be zero: `g = where(cond, x, 0)` (zero where `cond` is false)
+/// or `where(cond, 0, x)` (zero where it is true), as the backward of a `where` makes it.
+struct ZeroWhere {
+    cond: Tensor,
+    zero_if_true: bool,
+}
+
+fn is_zero_const(u: &UOp) -> bool {
+    match u.op() {
+        Ops::CONST => u.const_value().is_some_and(|c| c.as_f64() == 0.0),
+        Ops::RESHAPE | Ops::EXPAND | Ops::CAST => is_zero_const(&u.src()[0]),
+        _ => false,
+    }
+}
+
+/// Every condition under which `g` is known zero: the `where`s nested along its non-zero branch
+/// (a gradient that passed several untaken branches is zero under each of them).
+fn zero_wheres(g: &Tensor) -> Vec<ZeroWhere> {
+    let mut out: Vec<ZeroWhere> = Vec::new();
+    let mut u = g.uop();
+    while u.op() == Ops::WHERE {
+        let src = u.src();
+        let zero_if_true = if is_zero_const(&src[2]) {
+            false
+        } else if is_zero_const(&src[1]) {
+            true
+        } else {
+            break;
+        };
+        if !out.iter().any(|z| z.cond.uop() == src[0] && z.zero_if_true == zero_if_true) {
+            out.push(ZeroWhere { cond: Tensor::from_uop(src[0].clone()), zero_if_true });
+        }
+        u = src[if zero_if_true { 2 } else { 1 }].clone();
+    }
+    out
+}
+
+impl ZeroWhere {
+    fn apply(&self, x: &Tensor) -> Tensor {
+        if self.zero_if_true {
+            self.cond.where_(0.0, x)
+        } else {
+            self.cond.where_(x, 0.0)
+        }
+    }
+}
+
+/// `derived`, an elementwise function of the gradient `g` (same shape), kept exactly zero
+/// wherever `g` is known to be zero. A rule such as `g * f'(x)` would otherwise turn the zero
+/// gradient of a `where` branch that was not taken into NaN where that branch's `f'(x)` is
+/// infinite (`0 * inf`): `abs` at ±inf, `pow(-inf, 0.3)`. The branch was not taken, so it
+/// contributes nothing, whatever its derivative.
+pub(crate) fn keep_zeros(g: &Tensor, derived: Tensor) -> Tensor {
+    if derived.uop() == g.uop() || derived.shape() != g.shape() {
+        return derived;
+    }
+    // Innermost first, so that `derived` ends up nested as `g` is.
+    zero_wheres(g).iter().rev().fold(derived, |d, z| z.apply(&d))
+}
+
+/// `a + b`, two gradients of one node; when both are zero under the same condition the sum is
+/// too (`where(c, a' + b', 0)`), so that the next rule still keeps those zeros.
+pub(crate) fn add_gradients(a: Tensor, b: Tensor) -> Tensor {
+    if let (Some(za), Some(zb)) = (zero_wheres(&a).into_iter().next(), zero_wheres(&b).into_iter().next()) {
+        if za.cond.uop() == zb.cond.uop() && za.zero_if_true == zb.zero_if_true && a.shape() == b.shape() {
+            let pick = |t: &Tensor| Tensor::from_uop(t.uop().src()[if za.zero_if_true { 2 } else { 1 }].clone());
+            return za.apply(&add_gradients(pick(&a), pick(&b)));
+        }
+    }
+    a + b
 }

@@ -5,6 +5,7 @@
 //! (`pow` at base 0, the kinks of `clamp`), the composition is arranged to give the same one.
 
 use super::elementwise::Operand;
+use super::grad::with_derivatives;
 use super::Tensor;
 use crate::uop::{ConstValue, DType, Ops};
 
@@ -219,22 +220,29 @@ impl Tensor {
 
     // ---------------------------------------------------------------- pow
 
-    /// `self ** exponent` with PyTorch's values and gradients: negative bases with integer
-    /// exponents keep their sign (NaN for other exponents), `0 ** negative = inf`, `x ** 0 = 1`,
-    /// and the gradients at base 0 are PyTorch's (`0`, `1`, `inf` or `-inf` by exponent).
-    /// Integer tensors with integer exponents give integers (exact by repeated multiplication
-    /// for a constant exponent).
     /// `base ** self` (a scalar base on the left, as `2 ** x` in PyTorch).
     pub fn rpow(&self, base: impl Operand) -> Tensor {
         base.into_tensor(self).pow(self)
     }
+    /// `self ** exponent` with PyTorch's values and gradients: negative bases with integer
+    /// exponents keep their sign (NaN for other exponents), `0 ** negative = inf`, `x ** 0 = 1`,
+    /// IEEE `pow` at infinities and NaN. The gradients are PyTorch's formulas, `b * a^(b-1)`
+    /// (0 where `b = 0`) and `a^b * log(a)` (0 where `a = 0` and `b >= 0`), so they agree with
+    /// PyTorch at every special point. Integer tensors with integer exponents give integers
+    /// (exact by repeated multiplication for a constant exponent).
     pub fn pow(&self, o: impl Operand) -> Tensor {
         let e = o.into_tensor(self);
         let dt = DType::promote(self.dtype(), e.dtype());
         let konst = (e.uop().op() == Ops::CONST).then(|| e.uop().const_value()).flatten().map(|c| c.as_f64());
         if let Some(c) = konst {
-            if let Some(r) = self.cast(dt).pow_const(c) {
-                return r;
+            let a = self.cast(dt);
+            if let Some(r) = a.pow_const(c) {
+                if !dt.is_float() {
+                    return r;
+                }
+                let d =
+                    move |x: &[Tensor]| vec![if c == 0.0 { x[0].zeros_like() } else { x[0].pow_value(c - 1.0).mul(c) }];
+                return with_derivatives(r, &[&a], d);
             }
         }
         let (a, b) = self.broadcast_pair(&e, "pow");
@@ -242,7 +250,18 @@ impl Tensor {
             // Integer powers through f64 (exact below 2^53), rounded back.
             return a.cast(DType::F64).pow(b.cast(DType::F64)).round().cast(dt);
         }
-        a.pow_float(&b, konst)
+        let value = a.pow_float(&b);
+        with_derivatives(value, &[&a, &b], |x| {
+            let (a, b) = (&x[0], &x[1]);
+            let da = b.eq(0.0).where_(0.0, b.mul(a.pow_float(&b.sub(1.0))));
+            let db = a.eq(0.0).bitand(b.ge(0.0)).where_(0.0, a.pow_float(b).mul(a.log()));
+            vec![da, db]
+        })
+    }
+
+    /// `self ** c` for a float tensor, without a gradient of its own (for derivatives).
+    fn pow_value(&self, c: f64) -> Tensor {
+        self.pow_const(c).unwrap_or_else(|| self.pow_float(&self.konst(c).broadcast_to(&self.shape())))
     }
 
     /// The exponents PyTorch computes without `std::pow` (and integer powers): exact products.
@@ -275,65 +294,32 @@ impl Tensor {
         }
     }
 
-    /// Float `a ** b` (same shape and dtype); `konst` is `b`'s value when it is a constant.
-    fn pow_float(&self, b: &Tensor, konst: Option<f64>) -> Tensor {
+    /// Float `a ** b` (same shape and dtype), IEEE `pow`'s values: `exp2(b * log2|a|)` with the
+    /// sign of a negative base to an odd integer power, and the points that formula misses.
+    fn pow_float(&self, b: &Tensor) -> Tensor {
         let a = self;
         let zero = a.eq(0.0);
-        // The general formula on a base with the zeros replaced (so it makes no infinities whose
-        // gradients would turn into NaN), the zeros handled separately below.
         let a_safe = zero.where_(1.0, a);
         let b_int = b.trunc().eq(b);
         let half_b = b.mul(0.5);
         let b_odd = b_int.bitand(half_b.trunc().ne(&half_b));
         let neg = a_safe.lt(0.0);
-        // -inf to a non-integer power is +inf or +0, as IEEE's pow: computed on +inf.
+        // -inf to a non-integer power is +inf or +0, as IEEE's pow: computed on +inf. A negative
+        // base with a non-integer exponent keeps its sign: log2 makes the NaN.
         let flip = neg.bitand(b_int.bitor(a_safe.eq(f64::NEG_INFINITY)));
-        // A negative base with a non-integer exponent keeps its sign: log2 makes the NaN.
         let base = flip.where_(a_safe.neg(), &a_safe);
-        // PyTorch's exponent gradient `result * log(a)` is NaN for a negative base: select `b`
-        // against a branch whose (zero) gradient is multiplied by inf there.
-        let b_grad = match konst {
-            Some(_) => b.clone(),
-            None => {
-                let k = neg.where_(f64::INFINITY, 1.0);
-                let always = Tensor::full_on(b.shape(), ConstValue::Bool(true), DType::BOOL, &b.device());
-                always.where_(b, b.mul(k))
-            }
-        };
-        let mag = b_grad.mul(base.log2()).exp2();
+        let mag = b.mul(base.log2()).exp2();
         let general = flip.bitand(&b_odd).where_(mag.neg(), &mag);
         // x ** 0 is 1 for an infinite or NaN x too, 1 ** y for a NaN y, and (±1) ** ±inf is 1
-        // (IEEE pow), where `0 * log2(inf)` or `inf * log2(1)` would be NaN. Only those
-        // points: elsewhere the formula's gradients stay.
+        // (IEEE pow), where `0 * log2(inf)` or `inf * log2(1)` would be NaN.
         let unit = base.eq(1.0).bitand(b.isinf().bitor(a_safe.eq(1.0).bitand(b.isnan())));
         let one = b.eq(0.0).bitand(base.isfinite().logical_not()).bitor(unit);
         let general = one.where_(1.0, general);
-        // At base 0: value 0, 1 or inf, and PyTorch's gradient b * 0^(b-1) (0 when b = 0).
-        let az = zero.where_(a, 1.0);
-        let zeros = a.zeros_like();
-        let special = match konst {
-            Some(c) if c > 1.0 => zeros,
-            Some(1.0) => az,
-            Some(c) if c > 0.0 => az.sqrt(),
-            Some(0.0) => a.ones_like(),
-            Some(c) if c < 0.0 => az.reciprocal(),
-            Some(_) => a.full_like(f64::NAN),
-            None => {
-                // Each branch reads the base only where it is selected (1 elsewhere): an
-                // unselected 1/0 or sqrt(0) would turn its zero gradient into NaN.
-                let only = |c: Tensor| zero.bitand(c).where_(a, 1.0);
-                let a_one = only(b.eq(1.0));
-                let a_frac = only(b.gt(0.0).bitand(b.lt(1.0)));
-                let a_neg = only(b.lt(0.0));
-                // d/db of inf * b / b0 is -inf at b < 0, as PyTorch's `inf * log(0)`.
-                let bz = zero.bitand(b.lt(0.0)).where_(b, -1.0);
-                let negative = a_neg.reciprocal().mul(bz.div(bz.detach()));
-                let positive = b.gt(1.0).where_(&zeros, b.eq(1.0).where_(a_one, a_frac.sqrt()));
-                let nonneg = b.eq(0.0).where_(a.ones_like(), positive);
-                b.lt(0.0).where_(negative, b.ge(0.0).where_(nonneg, a.full_like(f64::NAN)))
-            }
-        };
-        zero.where_(special, general)
+        // At base ±0: 0 for b > 0, 1 for b = 0, inf for b < 0 (-0 to an odd power keeps its
+        // sign), NaN for a NaN b.
+        let at_zero = b.gt(0.0).where_(0.0, b.lt(0.0).where_(f64::INFINITY, b.eq(0.0).where_(1.0, f64::NAN)));
+        let at_zero = a.signbit().bitand(&b_odd).where_(at_zero.neg(), &at_zero);
+        zero.where_(at_zero, general)
     }
 
     // ---------------------------------------------------------------- special functions

@@ -38,7 +38,7 @@ pub use random::{set_training, train};
 
 pub(crate) use create::buffer_view;
 pub use elementwise::Operand;
-pub(crate) use grad::{custom_gradient, tensors_requiring_grad, with_sources};
+pub(crate) use grad::{add_gradients, custom_gradient, keep_zeros, tensors_requiring_grad, with_sources};
 pub use handle::Tensor;
 pub(crate) use handle::TensorInner;
 pub use indexing::Idx;

@@ -61,6 +61,8 @@ impl Tensor {
         let value = x32.ne(&x32).bitor(y32.ne(&y32)).where_(x32.add(&y32), r);
         let value = with_derivatives(value, &[&y32, &x32], |v| {
             let r2 = v[0].square().add(v[1].square());
+            // 0 at the origin, as PyTorch's (where 0 / 0 would be NaN).
+            let r2 = r2.eq(0.0).where_(f64::INFINITY, &r2);
             vec![v[1].div(&r2), v[0].neg().div(&r2)]
         });
         value.cast(dt)
@@ -138,10 +140,13 @@ impl Tensor {
     /// `|x|` with the sign of `other` (its sign bit: -0.0 counts as negative), broadcast; the
     /// gradient reaches `x` only.
     pub fn copysign(&self, other: impl Operand) -> Tensor {
-        let other = other.into_tensor(self);
-        let x = self.float();
-        let magnitude = x.abs();
-        other.float().signbit().where_(magnitude.neg(), magnitude)
+        let (x, other) = self.float().broadcast_pair(other, "copysign");
+        let value = copysign_value(&x, &other);
+        // PyTorch's gradient, `result / x` (0 where x = 0): NaN at infinite and NaN x.
+        with_derivatives(value, &[&x], move |v| {
+            let ratio = copysign_value(&v[0], &other).div(&v[0]);
+            vec![v[0].eq(0.0).where_(0.0, ratio)]
+        })
     }
     /// `log(exp(a) + exp(b))` without overflow, broadcast.
     pub fn logaddexp(&self, other: impl Operand) -> Tensor {
@@ -195,4 +200,10 @@ fn atan_unit(t: &Tensor) -> Tensor {
 /// `sqrt(1 - x²)`, as `sqrt((1 - x)(1 + x))` (no cancellation near ±1).
 fn one_minus_square_sqrt(x: &Tensor) -> Tensor {
     x.neg().add(1.0).mul(x.add(1.0)).sqrt()
+}
+
+/// `|x|` with the sign bit of `sign` (no gradient of its own).
+fn copysign_value(x: &Tensor, sign: &Tensor) -> Tensor {
+    let magnitude = x.abs();
+    sign.signbit().where_(magnitude.neg(), magnitude)
 }

@@ -18,6 +18,7 @@ pub mod reduce_ext;
 pub mod select;
 pub mod shape_ops;
 pub mod sort;
+pub mod special;
 pub mod sweep;
 pub mod trig;
 
@@ -49,6 +50,7 @@ pub const GROUPS: &[(&str, CasesFn)] = &[
     ("select", select::cases),
     ("args", args::cases),
     ("sweep", sweep::cases),
+    ("special", special::cases),
 ];
 
 /// A case that fails because of a library bug: reported as a known failure, not a failure (and
