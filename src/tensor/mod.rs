@@ -23,6 +23,7 @@ mod pool;
 mod random;
 mod reduce;
 mod reduce_ext;
+mod resize_u8;
 mod select;
 mod selftest;
 mod shape_args;

@@ -356,6 +356,12 @@ impl Tensor {
             !align_corners || mode == InterpMode::Linear,
             "interpolate: align_corners only applies to linear modes, not {mode:?}"
         );
+        if self.dtype() == DType::U8 && mode == InterpMode::Linear && size.len() == 2 {
+            return self.resize_bilinear_u8(size[0], size[1], align_corners);
+        }
+        if self.dtype() == DType::U8 && mode == InterpMode::Linear && size.len() == 2 {
+            return self.resize_bilinear_u8(size[0], size[1], align_corners);
+        }
         let x = if self.dtype().is_float() { self.clone() } else { self.cast(DType::F32) };
         let lead = shape.len() - size.len();
         let mut x = x;

@@ -103,23 +103,41 @@ impl Tensor {
     }
 
     /// The inverse of `max_pool2d_with_indices`: an input-shaped plane of zeros with each
-    /// pooled value put back at its index (as `F.max_unpool2d`); `output_size` `(H, W)`
-    /// defaults to `(in - 1) * stride - 2 * padding + kernel`.
+    /// pooled value put back at its index (as `F.max_unpool2d`). `opts` gives the pooling's
+    /// stride and padding, each per axis or one for both (dilation and ceil mode do not apply);
+    /// `output_size` `(H, W)` defaults to `(in - 1) * stride - 2 * padding + kernel` per axis.
     pub fn max_unpool2d(
         &self,
         indices: &Tensor,
         kernel: impl super::IntoSpatial,
-        stride: Option<usize>,
-        padding: usize,
+        opts: &PoolOpts,
         output_size: Option<(usize, usize)>,
     ) -> Tensor {
         let k = spatial("max_unpool2d", "kernel", &kernel.into_spatial(), 2);
+        let stride =
+            if opts.stride.is_empty() { k.clone() } else { spatial("max_unpool2d", "stride", &opts.stride, 2) };
+        let pad = opts.padding.resolve("max_unpool2d", 2);
+        assert!(
+            opts.dilation.iter().all(|&d| d == 1) && !opts.ceil_mode,
+            "max_unpool2d: takes a stride and padding only (dilation {:?}, ceil_mode {})",
+            opts.dilation,
+            opts.ceil_mode
+        );
         let shape = self.shape();
         assert!(matches!(shape.len(), 3 | 4), "max_unpool2d: input must be 3-D or 4-D, shape is {shape:?}");
         assert_eq!(shape, indices.shape(), "max_unpool2d: indices must have the input's shape");
         let (ih, iw) = (shape[shape.len() - 2], shape[shape.len() - 1]);
-        let s = stride.unwrap_or(k[0]);
-        let (oh, ow) = output_size.unwrap_or(((ih - 1) * s + k[0] - 2 * padding, (iw - 1) * s + k[1] - 2 * padding));
+        let default_size = |axis: usize, n: usize| {
+            let full = (n.max(1) - 1) * stride[axis] + k[axis];
+            let (b, a) = pad[axis];
+            assert!(
+                full > b + a,
+                "max_unpool2d: padding {:?} leaves no output on axis {axis} (input {shape:?})",
+                pad[axis]
+            );
+            full - b - a
+        };
+        let (oh, ow) = output_size.unwrap_or_else(|| (default_size(0, ih), default_size(1, iw)));
         let lead = &shape[..shape.len() - 2];
         let flat: Vec<usize> = lead.iter().copied().chain([ih * iw]).collect();
         let out_flat: Vec<usize> = lead.iter().copied().chain([oh * ow]).collect();

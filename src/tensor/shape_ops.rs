@@ -160,18 +160,32 @@ impl Tensor {
             let all: Vec<(isize, isize)> = std::iter::repeat_n((0, 0), lead).chain(pads.iter().copied()).collect();
             return self.pad_constant(&all, v);
         }
-        // Negative amounts crop first; the padding then reads the cropped tensor (as PyTorch).
-        let crop: Vec<(usize, usize)> = shape
-            .iter()
-            .enumerate()
-            .map(|(i, &d)| {
-                let (b, a) = if i < lead { (0, 0) } else { pads[i - lead] };
-                let (lo, hi) = ((-b).max(0) as usize, (-a).max(0) as usize);
-                assert!(lo + hi <= d, "pad: negative padding {pads:?} removes more than shape {shape:?} has");
-                (lo, d - hi)
+        // Negative amounts crop. As PyTorch: reflection and replication are about the edges of
+        // the uncropped input (pad, then crop); circular padding wraps the cropped one (crop,
+        // then pad).
+        let crop_first = matches!(mode, PadMode::Circular);
+        let crops: Vec<(usize, usize)> = (0..shape.len())
+            .map(|i| {
+                if i < lead {
+                    (0, 0)
+                } else {
+                    ((-pads[i - lead].0).max(0) as usize, (-pads[i - lead].1).max(0) as usize)
+                }
             })
             .collect();
-        let mut x = self.shrink(&crop);
+        let crop = |x: &Tensor| {
+            let s = x.shape();
+            let ranges: Vec<(usize, usize)> = s
+                .iter()
+                .zip(&crops)
+                .map(|(&d, &(lo, hi))| {
+                    assert!(lo + hi <= d, "pad: negative padding {pads:?} removes more than shape {shape:?} has");
+                    (lo, d - hi)
+                })
+                .collect();
+            x.shrink(&ranges)
+        };
+        let mut x = if crop_first { crop(self) } else { self.clone() };
         let shape = x.shape();
         for (i, &(b, a)) in pads.iter().enumerate() {
             let axis = lead + i;
@@ -203,7 +217,11 @@ impl Tensor {
             };
             x = Tensor::cat(&[&left, &x, &right], axis as isize);
         }
-        x
+        if crop_first {
+            x
+        } else {
+            crop(&x)
+        }
     }
 
     /// Shifts elements along `dims` by `shifts` (wrapping), as `torch.roll`; with no dims the

@@ -64,6 +64,11 @@ pub fn cases() -> Vec<(&'static str, CaseFn)> {
         ("pad_replicate_crop", |x| x[0].pad_mode(&[(2, -3)], PadMode::Replicate)),
         ("pad_circular_crop", |x| x[0].pad_mode(&[(-1, 2)], PadMode::Circular)),
         ("pad_reflect_crop_2d", |x| x[0].pad_mode(&[(-1, 2), (1, -2)], PadMode::Reflect)),
+        ("pad_reflect_crop_wide", |x| x[0].pad_mode(&[(-2, 5)], PadMode::Reflect)),
+        ("pad_reflect_crop_wide_left", |x| x[0].pad_mode(&[(4, -3)], PadMode::Reflect)),
+        ("pad_reflect_crop_both_axes", |x| x[0].pad_mode(&[(2, -1), (-1, 2)], PadMode::Reflect)),
+        ("pad_replicate_crop_wide", |x| x[0].pad_mode(&[(4, -5)], PadMode::Replicate)),
+        ("pad_circular_crop_left", |x| x[0].pad_mode(&[(2, -1)], PadMode::Circular)),
         ("conv2d_negative_padding", |x| {
             x[0].conv2d(&x[1], None, &ConvOpts::default().padding_signed(&[(-1, -1), (1, 1)]))
         }),
@@ -77,6 +82,11 @@ pub fn cases() -> Vec<(&'static str, CaseFn)> {
         // ---------------------------------------------------------------- interpolate keeps int dtypes
         ("interp_nearest_uint8", |x| x[0].interpolate(&[4], InterpMode::Nearest, false)),
         ("interp_nearest_uint8_2d", |x| x[0].interpolate(&[5, 4], InterpMode::Nearest, false)),
+        ("interp_bilinear_uint8_up", |x| x[0].interpolate(&[10, 10], InterpMode::Linear, false)),
+        ("interp_bilinear_uint8_down", |x| x[0].interpolate(&[4, 6], InterpMode::Linear, false)),
+        ("interp_bilinear_uint8_align", |x| x[0].interpolate(&[9, 4], InterpMode::Linear, true)),
+        ("interp_bilinear_uint8_width_only", |x| x[0].interpolate(&[3, 11], InterpMode::Linear, false)),
+        ("interp_bilinear_uint8_from1", |x| x[0].interpolate(&[3, 5], InterpMode::Linear, false)),
         // ---------------------------------------------------------------- zero gradients
         ("grad_sign", |x| x[0].sign() * 2.0),
         ("grad_round", |x| x[0].round()),

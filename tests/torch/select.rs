@@ -38,11 +38,16 @@ pub fn cases() -> Vec<(&'static str, CaseFn)> {
         ("max_pool2d_indices_ties", |x| x[0].max_pool2d_with_indices(2, &PoolOpts::default()).1),
         ("max_unpool2d", |x| {
             let (v, i) = x[0].max_pool2d_with_indices(2, &PoolOpts::default());
-            v.max_unpool2d(&i, 2, None, 0, None)
+            v.max_unpool2d(&i, 2, &PoolOpts::default(), None)
         }),
         ("max_unpool2d_strided", |x| {
             let (v, i) = x[0].max_pool2d_with_indices(3, &pool_3s2p1());
-            v.max_unpool2d(&i, 3, Some(2), 1, Some((7, 7)))
+            v.max_unpool2d(&i, 3, &pool_3s2p1(), Some((7, 7)))
+        }),
+        ("max_unpool2d_per_axis", |x| {
+            let opts = PoolOpts::default().stride([2, 1]).padding([1, 0]);
+            let (v, i) = x[0].max_pool2d_with_indices([3, 2], &opts);
+            v.max_unpool2d(&i, [3, 2], &opts, None)
         }),
         ("masked_select", |x| x[0].masked_select(&x[1]).unwrap()),
         ("masked_select_broadcast", |x| x[0].masked_select(&x[1]).unwrap() * 2.0),
