@@ -293,7 +293,7 @@ impl TinyJit {
         drop(lock);
         for c in &cap.checks {
             let buf = map(&c.buf);
-            crate::tensor::checks::verify(&buf, c.lo, c.hi, &c.what)?;
+            crate::tensor::checks::verify(&buf, c.lo, c.hi, &c.what, c.condition)?;
             capture::record_check(capture::Check { buf, ..c.clone() });
         }
         Ok(cap

@@ -1,7 +1,8 @@
 //! Bad arguments are refused where they are given, naming the op and the argument (issue: "a
 //! clear error for every bad input still accepted silently"): device names with an instance
 //! number for devices that have one, negative random shapes, an inverted uniform range, a
-//! negative std, zero-sized pooling windows and steps.
+//! negative std, zero-sized pooling windows and steps; and values checked when realized:
+//! multinomial weights, binary cross-entropy probabilities.
 
 use ferrograd::tensor::PoolOpts;
 use ferrograd::{Device, Tensor};
@@ -98,4 +99,42 @@ fn interpolate_needs_a_size_for_every_spatial_axis_and_no_empty_axis() {
     let msg = panic_message(|| drop(empty.interpolate(&[3, 4], InterpMode::Nearest, false)));
     assert!(msg.contains("empty spatial axis"), "{msg}");
     assert_eq!(x.interpolate(&[2, 2], InterpMode::Nearest, false).shape(), vec![1, 2, 2, 2]);
+}
+
+#[test]
+fn multinomial_refuses_negative_nan_and_all_zero_weights() {
+    let bad: [(&str, Vec<f32>, &str); 4] = [
+        ("negative", vec![0.5, -0.1, 0.6], "finite and >= 0"),
+        ("NaN", vec![0.5, f32::NAN, 0.6], "finite and >= 0"),
+        ("inf", vec![0.5, f32::INFINITY, 0.6], "finite and >= 0"),
+        ("all zero", vec![0.0, 0.0, 0.0], "positive weight"),
+    ];
+    for (name, w, want) in bad {
+        let w = Tensor::from_vec(w, [3]);
+        let msg = panic_message(move || drop(w.multinomial(2, true).to_vec::<i64>()));
+        assert!(msg.starts_with("multinomial:") && msg.contains(want), "{name}: {msg}");
+    }
+    // Without replacement, every sample needs a positive weight of its own.
+    let w = Tensor::from_vec(vec![0.3f32, 0.0, 0.7, 0.2], [2, 2]);
+    let msg = panic_message(move || drop(w.multinomial(2, false).to_vec::<i64>()));
+    assert!(msg.contains("needs 2 positive weight(s)") && msg.contains("1 do not"), "{msg}");
+    // A good draw still works, and zero weights are never drawn.
+    let w = Tensor::from_vec(vec![0.0f32, 2.0, 0.0, 1.0], [4]);
+    let draws = w.multinomial(50, true).to_vec::<i64>().unwrap();
+    assert!(draws.iter().all(|&d| d == 1 || d == 3), "{draws:?}");
+}
+
+#[test]
+fn binary_crossentropy_refuses_probabilities_outside_0_1() {
+    use ferrograd::tensor::Reduction;
+    let y = Tensor::from_vec(vec![1.0f32, 0.0, 1.0], [3]);
+    for p in [vec![0.5f32, 1.5, 0.2], vec![0.5, -0.01, 0.2], vec![0.5, f32::NAN, 0.2]] {
+        let (p, y) = (Tensor::from_vec(p.clone(), [3]), y.clone());
+        let msg = panic_message(move || drop(p.binary_crossentropy(&y, Reduction::Mean).item::<f32>()));
+        assert!(msg.starts_with("binary_crossentropy:") && msg.contains("[0, 1]"), "{msg}");
+    }
+    // The ends of the range are fine (log(0) is clamped to -100, as PyTorch).
+    let p = Tensor::from_vec(vec![1.0f32, 0.0, 1.0], [3]);
+    let loss = p.binary_crossentropy(&y, Reduction::Mean).item::<f32>().unwrap();
+    assert_eq!(loss, 0.0);
 }

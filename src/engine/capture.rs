@@ -22,13 +22,15 @@ pub struct Recorded {
 }
 
 /// A check of values a capture computed: the `[min, max]` in `buf` must lie in `lo..hi`
-/// (index bounds; a replay checks them again after running).
+/// (index bounds; for a `condition`, `max` counts the elements breaking it and must be 0). A
+/// replay checks them again after running.
 #[derive(Clone)]
 pub struct Check {
     pub buf: Arc<Buffer>,
     pub lo: i64,
     pub hi: i64,
     pub what: String,
+    pub condition: bool,
 }
 
 /// What one capture saw.

@@ -53,8 +53,9 @@ impl Tensor {
         }
         for c in &checks {
             let buf = crate::schedule::existing_buffer(&c.bounds.uop()).expect("a realized index check");
-            super::checks::verify(&buf, c.lo, c.hi, &c.what)?;
-            engine::capture::record_check(engine::capture::Check { buf, lo: c.lo, hi: c.hi, what: c.what.clone() });
+            super::checks::verify(&buf, c.lo, c.hi, &c.what, c.condition)?;
+            let (lo, hi, what, condition) = (c.lo, c.hi, c.what.clone(), c.condition);
+            engine::capture::record_check(engine::capture::Check { buf, lo, hi, what, condition });
         }
         Ok(())
     }

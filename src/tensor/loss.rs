@@ -115,6 +115,11 @@ impl Tensor {
     /// clamped at -100 as PyTorch does.
     pub fn binary_crossentropy(&self, y: &Tensor, reduction: Reduction) -> Tensor {
         let p = self.float();
+        // PyTorch raises for probabilities outside [0, 1] (NaN included), checked when realized.
+        super::checks::check_condition(
+            &p.ge(0.0).bitand(p.le(1.0)).logical_not(),
+            format!("binary_crossentropy: every element of the input {:?} must be a probability in [0, 1]", p.shape()),
+        );
         let clamped = |l: Tensor| l.lt(-100.0).where_(-100.0, &l);
         let (lp, lq) = (clamped(p.log()), clamped(p.neg().log1p()));
         let y = y.cast(p.dtype());

@@ -1,6 +1,7 @@
 //! Random numbers: a counter-based generator (Threefry-2x32, 20 rounds) computed in the
 //! kernel from integer ops, so every device produces the same numbers for the same seed.
 
+use super::checks::check_condition;
 use super::create::default_device;
 use super::{IntoShape, Tensor};
 use crate::uop::{Arg, ConstValue, DType, Ops, UOp};
@@ -224,6 +225,19 @@ impl Tensor {
         let p = self.float().reshape([-1, c as isize]);
         let b = p.shape()[0];
         let dev = self.device();
+        // As PyTorch: weights finite and non-negative, each row with a positive sum (and, without
+        // replacement, as many positive weights as samples), checked when the draw is realized.
+        let finite_nonneg = p.ge(0.0).bitand(p.isfinite());
+        check_condition(
+            &finite_nonneg.logical_not(),
+            format!("multinomial: weights must be finite and >= 0 (shape {shape:?})"),
+        );
+        let positive = p.gt(0.0).cast(DType::I32).sum_axis(-1);
+        let need = if replacement { 1 } else { num_samples.max(1) as i32 };
+        check_condition(
+            &positive.lt(need),
+            format!("multinomial: every row of weights needs {need} positive weight(s) to draw {num_samples} samples (replacement {replacement})"),
+        );
         let out = if replacement {
             let cdf = p.cumsum(-1);
             let cdf = cdf.div(cdf.shrink(&[(0, b), (c - 1, c)])).unsqueeze(1);
