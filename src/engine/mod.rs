@@ -151,5 +151,6 @@ pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
         step.run(&item.bufs, &item.device)?;
         capture::record(capture::Recorded { step, bufs: item.bufs, device: item.device, assign: item.assign });
     }
+    crate::runtime::memory::realize_finished();
     Ok(sched.outputs)
 }

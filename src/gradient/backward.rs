@@ -47,6 +47,7 @@ impl Tensor {
                 t.set_grad(Some(acc));
             }
         }
+        self.write().backward_done = true;
     }
 
     /// The gradients of this scalar with respect to `targets` (in order; zeros for a target it

@@ -2,53 +2,102 @@
 //!
 //! Freed allocations are kept (up to `CACHE_BYTES`) and handed out again for the same size,
 //! zeroed: a fresh multi-megabyte allocation costs a page fault per 4 KiB on first touch,
-//! which is a good part of a millisecond kernel's time (tinygrad's allocator caches too).
+//! which is a good part of a millisecond kernel's time (tinygrad's allocator caches too). An
+//! allocation that `RELEASE_AFTER` realizes went by without reusing is released at the end of
+//! the last of them (`realize_finished`), so a steady loop (a few realizes per step) keeps its
+//! working set while the memory of a workload that is over goes back to the system.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Freed allocations by size (addresses), and their total bytes.
+/// A freed allocation kept for reuse: its address and how many realizes had finished then.
+struct Cached {
+    addr: usize,
+    freed_after: u64,
+}
+
+/// Freed allocations by size, their total bytes, and the oldest `freed_after` among them.
 struct FreeList {
-    by_size: HashMap<usize, Vec<usize>>,
+    by_size: HashMap<usize, Vec<Cached>>,
     bytes: usize,
+    oldest: u64,
 }
 
 static FREE: Mutex<Option<FreeList>> = Mutex::new(None);
 
+/// Realizes finished so far (the free list's clock).
+static REALIZES: AtomicU64 = AtomicU64::new(0);
+
 /// Most bytes kept for reuse.
 const CACHE_BYTES: usize = 1 << 30;
+
+/// Realizes a cached allocation may go unused before it is released.
+const RELEASE_AFTER: u64 = 4;
 
 /// A cached allocation of exactly `bytes`, if there is one.
 fn take_cached(bytes: usize) -> Option<*mut u8> {
     let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
     let list = free.as_mut()?;
-    let ptr = list.by_size.get_mut(&bytes)?.pop()?;
+    let cached = list.by_size.get_mut(&bytes)?.pop()?;
     list.bytes -= bytes;
-    Some(ptr as *mut u8)
+    Some(cached.addr as *mut u8)
 }
 
 /// Keeps a freed allocation for reuse; `false` when the cache is full.
 fn give_back(ptr: *mut u8, bytes: usize) -> bool {
     let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-    let list = free.get_or_insert_with(|| FreeList { by_size: HashMap::new(), bytes: 0 });
+    let now = REALIZES.load(Ordering::Relaxed);
+    let list = free.get_or_insert_with(|| FreeList { by_size: HashMap::new(), bytes: 0, oldest: now });
     if list.bytes + bytes > CACHE_BYTES {
         return false;
     }
+    if list.bytes == 0 {
+        list.oldest = now;
+    }
     list.bytes += bytes;
-    list.by_size.entry(bytes).or_default().push(ptr as usize);
+    list.by_size.entry(bytes).or_default().push(Cached { addr: ptr as usize, freed_after: now });
     true
+}
+
+/// Called at the end of every realize: releases the cached allocations that the last
+/// `RELEASE_AFTER` realizes did not reuse.
+pub(crate) fn realize_finished() {
+    let done = REALIZES.fetch_add(1, Ordering::Relaxed) + 1;
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(list) = free.as_mut() else { return };
+    if list.bytes == 0 || list.oldest + RELEASE_AFTER > done {
+        return;
+    }
+    let mut oldest = done;
+    for (&bytes, entries) in list.by_size.iter_mut() {
+        entries.retain(|c| {
+            if c.freed_after + RELEASE_AFTER > done {
+                oldest = oldest.min(c.freed_after);
+                return true;
+            }
+            // SAFETY: every cached pointer came from `alloc_zeroed` with this size and ALIGN
+            // and was removed from its HostMemory (nothing else refers to it); `retain` drops
+            // it from the list, so it is freed once.
+            unsafe { dealloc(c.addr as *mut u8, Layout::from_size_align_unchecked(bytes, ALIGN)) };
+            list.bytes -= bytes;
+            false
+        });
+    }
+    list.by_size.retain(|_, entries| !entries.is_empty());
+    list.oldest = oldest;
 }
 
 /// Frees every cached allocation (before reporting that memory ran out).
 fn drop_cache() {
     let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(list) = free.as_mut() {
-        for (bytes, ptrs) in list.by_size.drain() {
-            for p in ptrs {
+        for (bytes, entries) in list.by_size.drain() {
+            for c in entries {
                 // SAFETY: every cached pointer came from `alloc_zeroed` with this size and
                 // ALIGN, and was removed from its HostMemory (nothing else refers to it).
-                unsafe { dealloc(p as *mut u8, Layout::from_size_align_unchecked(bytes, ALIGN)) }
+                unsafe { dealloc(c.addr as *mut u8, Layout::from_size_align_unchecked(bytes, ALIGN)) }
             }
         }
         list.bytes = 0;

@@ -27,7 +27,7 @@ pub(crate) fn assign_node(target: UOp, value: UOp) -> UOp {
 
 /// A tensor handle on an assign node (not `from_uop`, which would detach it inside `no_grad`).
 fn handle(uop: UOp) -> Tensor {
-    Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None })) }
+    Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None, backward_done: false })) }
 }
 
 /// Takes the tensors whose assigns are still pending on this thread.

@@ -46,7 +46,10 @@ impl Tensor {
         for (t, b) in tensors.iter().zip(bufs) {
             let (old, shape) = (t.uop(), t.shape());
             let view = buffer_view(b, &shape);
-            if !t.is_requires_grad() {
+            let inner = t.read();
+            let keep_graph = !inner.requires_grad && !inner.backward_done;
+            drop(inner);
+            if keep_graph {
                 super::grad::remember_graph(&view, &old);
             }
             t.set_uop(view);

@@ -29,26 +29,27 @@ pub(crate) fn remember_graph(view: &UOp, graph: &UOp) {
 }
 
 /// `root` with every remembered realized value replaced by the graph it came from (except
-/// the targets themselves), so gradients flow through values that were realized early.
+/// the targets themselves), so gradients flow through values that were realized early. Only
+/// remembered values reachable from `root` are looked at (so the cost does not grow with the
+/// values a program keeps, say every step's loss), and only those whose graphs lead to a
+/// target, directly or through other remembered values, are replaced: substituting the others
+/// would gain nothing and would rebuild the nodes above them, losing their custom backward
+/// rules (convolutions).
 pub(crate) fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
-    let map: FxHashMap<UOp, UOp> = SOURCES.entries().into_iter().collect();
-    if map.is_empty() {
-        return root.clone();
-    }
-    // Remembered values whose graphs lead to a target, directly or through other remembered
-    // values. Only those are replaced: substituting the others would gain nothing and would
-    // rebuild the nodes above them, losing their custom backward rules (convolutions).
-    let mut leads: FxHashSet<UOp> = FxHashSet::default();
-    loop {
-        let before = leads.len();
-        for (view, g) in map.iter() {
-            if !leads.contains(view) && g.toposort().iter().any(|x| targets.contains(x) || leads.contains(x)) {
-                leads.insert(view.clone());
-            }
+    // Whether each remembered value met so far leads to a target (memoized; a value is marked
+    // false while its graph is being walked, so a cycle cannot recurse forever).
+    let mut leads: FxHashMap<UOp, bool> = FxHashMap::default();
+    fn leads_to_target(view: &UOp, graph: &UOp, targets: &FxHashSet<UOp>, leads: &mut FxHashMap<UOp, bool>) -> bool {
+        if let Some(&known) = leads.get(view) {
+            return known;
         }
-        if leads.len() == before {
-            break;
-        }
+        leads.insert(view.clone(), false);
+        let found = graph
+            .toposort()
+            .iter()
+            .any(|x| targets.contains(x) || SOURCES.get(x).is_some_and(|g| leads_to_target(x, &g, targets, leads)));
+        leads.insert(view.clone(), found);
+        found
     }
     let mut root = root.clone();
     // A remembered graph may itself contain realized values: repeat (bounded) until none.
@@ -58,8 +59,10 @@ pub(crate) fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
             if targets.contains(&n) {
                 continue;
             }
-            if let Some(g) = map.get(&n).filter(|_| leads.contains(&n)) {
-                sub.insert(n, g.clone());
+            if let Some(g) = SOURCES.get(&n) {
+                if leads_to_target(&n, &g, targets, &mut leads) {
+                    sub.insert(n, g);
+                }
             }
         }
         if sub.is_empty() {

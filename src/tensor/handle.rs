@@ -9,6 +9,10 @@ pub(crate) struct TensorInner {
     pub(crate) uop: UOp,
     pub(crate) requires_grad: bool,
     pub(crate) grad: Option<Tensor>,
+    /// `backward()` ran from this tensor: its graph has given its gradients and is not kept
+    /// behind its value once realized (as PyTorch frees a graph after backward), so a loop
+    /// that keeps every step's loss does not keep every step's graph.
+    pub(crate) backward_done: bool,
 }
 
 /// A lazy tensor: a cheap, clonable handle (clones share the same data and gradient).
@@ -27,7 +31,9 @@ impl Tensor {
         } else {
             uop
         };
-        Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None })) }
+        Tensor {
+            inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None, backward_done: false })),
+        }
     }
     pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, TensorInner> {
         self.inner.read().unwrap_or_else(|e| e.into_inner())
