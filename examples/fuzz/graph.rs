@@ -113,6 +113,31 @@ impl Bin {
     }
 }
 
+/// Float functions composed of the primitives (the op surface beyond tinygrad's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fun {
+    Atan,
+    Asin,
+    Acos,
+    Tan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Expm1,
+    Log1p,
+}
+
+/// Float functions of two tensors, broadcast.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fun2 {
+    Atan2,
+    Logaddexp,
+    Copysign,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Red {
     Sum,
@@ -156,6 +181,39 @@ pub enum Op {
         padding: usize,
     },
     Contiguous,
+    Func(Fun),
+    Func2(Fun2),
+    /// Sorted values along `axis` (`k`: the `k` largest, as `topk`).
+    Sort {
+        axis: usize,
+        descending: bool,
+        k: Option<usize>,
+    },
+    Softmax {
+        axis: usize,
+        log: bool,
+    },
+    /// `unfold(axis, size, step)`: windows along `axis`, a new last axis of `size`.
+    Unfold {
+        axis: usize,
+        size: usize,
+        step: usize,
+    },
+    /// The diagonal of the last two axes, shifted by `offset`.
+    Diagonal(isize),
+    /// `layer_norm` over the last axis (no weight or bias, eps 1e-5).
+    LayerNorm,
+    /// `q.scaled_dot_product_attention(k, v)`: q `[.., L, D]`, k `[.., S, D]`, v `[.., S, Dv]`.
+    Attention {
+        causal: bool,
+    },
+    /// `max_pool2d_with_indices(kernel, stride)` of `[.., H, W]`: the values, or the indices
+    /// into each `H * W` plane (int64).
+    MaxPool {
+        kernel: usize,
+        stride: usize,
+        indices: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -290,6 +348,65 @@ pub fn infer(op: &Op, src: &[(&[usize], Dt)]) -> Option<(Vec<usize>, Dt)> {
             Some((vec![x.0[0], w.0[0], out(x.0[2], w.0[2])?, out(x.0[3], w.0[3])?], x.1))
         }
         Op::Contiguous => Some((s0(), d0())),
+        Op::Func(_) => d0().is_float().then(|| (s0(), d0())),
+        Op::Func2(_) => {
+            let (a, c) = (src[0], src[1]);
+            (a.1.is_float() && a.1 == c.1).then(|| broadcast(a.0, c.0).map(|s| (s, a.1))).flatten()
+        }
+        Op::Sort { axis, k, .. } => {
+            let mut s = s0();
+            let ok = d0().is_float() && *axis < s.len() && k.is_none_or(|k| k <= s[*axis]);
+            if let (true, Some(k)) = (ok, k) {
+                s[*axis] = *k;
+            }
+            ok.then_some((s, d0()))
+        }
+        Op::Softmax { axis, .. } => (d0().is_float() && *axis < src[0].0.len()).then(|| (s0(), d0())),
+        Op::Unfold { axis, size, step } => {
+            let mut s = s0();
+            if *axis >= s.len() || *size == 0 || *step == 0 || *size > s[*axis] {
+                return None;
+            }
+            s[*axis] = (s[*axis] - size) / step + 1;
+            s.push(*size);
+            Some((s, d0()))
+        }
+        Op::Diagonal(offset) => {
+            let s = s0();
+            let n = s.len();
+            if n < 2 {
+                return None;
+            }
+            let (r, c) = (s[n - 2] as isize, s[n - 1] as isize);
+            let len = if *offset >= 0 { r.min(c - offset) } else { (r + offset).min(c) };
+            (len > 0).then(|| (s[..n - 2].iter().copied().chain([len as usize]).collect(), d0()))
+        }
+        Op::LayerNorm => (d0().is_float() && !src[0].0.is_empty()).then(|| (s0(), d0())),
+        Op::Attention { .. } => {
+            let (q, k, v) = (src[0], src[1], src[2]);
+            let n = q.0.len();
+            let ok = q.1.is_float()
+                && q.1 == k.1
+                && q.1 == v.1
+                && n >= 2
+                && k.0.len() == n
+                && v.0.len() == n
+                && q.0[..n - 2] == k.0[..n - 2]
+                && q.0[..n - 2] == v.0[..n - 2]
+                && q.0[n - 1] == k.0[n - 1]
+                && k.0[n - 2] == v.0[n - 2];
+            ok.then(|| (q.0[..n - 1].iter().copied().chain([v.0[n - 1]]).collect(), q.1))
+        }
+        Op::MaxPool { kernel, stride, indices } => {
+            let s = s0();
+            let n = s.len();
+            if !d0().is_float() || !(3..=4).contains(&n) || *stride == 0 || *kernel == 0 {
+                return None;
+            }
+            let out = |d: usize| (d >= *kernel).then(|| (d - kernel) / stride + 1);
+            let shape = s[..n - 2].iter().copied().chain([out(s[n - 2])?, out(s[n - 1])?]).collect();
+            Some((shape, if *indices { Dt::I64 } else { d0() }))
+        }
     }
 }
 
@@ -395,6 +512,9 @@ impl Builder<'_> {
         let a = self.pick_node();
         let (shape, dt) = (self.nodes[a].shape.clone(), self.nodes[a].dt);
         let rank = shape.len();
+        if self.rng.chance(12) {
+            return self.composite(a);
+        }
         match self.rng.below(100) {
             0..=14 => {
                 let u = if dt.is_float() {
@@ -558,6 +678,64 @@ impl Builder<'_> {
             }
             _ => self.push(Op::Contiguous, vec![a]),
         }
+    }
+
+    /// One of the ops composed of primitives (inverse trig and hyperbolic functions, sort and
+    /// topk, softmax, unfold, diagonals, layer norm) on node `a`.
+    fn composite(&mut self, a: usize) -> Option<usize> {
+        let (shape, dt) = (self.nodes[a].shape.clone(), self.nodes[a].dt);
+        let rank = shape.len();
+        if !dt.is_float() {
+            return None;
+        }
+        let axis = self.rng.below(rank.max(1));
+        let op = match self.rng.below(11) {
+            0..=2 => Op::Func(self.rng.pick(&[
+                Fun::Atan,
+                Fun::Asin,
+                Fun::Acos,
+                Fun::Tan,
+                Fun::Sinh,
+                Fun::Cosh,
+                Fun::Tanh,
+                Fun::Asinh,
+                Fun::Acosh,
+                Fun::Atanh,
+                Fun::Expm1,
+                Fun::Log1p,
+            ])),
+            3 => {
+                let b = self.partner(&shape, dt);
+                let op = Op::Func2(self.rng.pick(&[Fun2::Atan2, Fun2::Logaddexp, Fun2::Copysign]));
+                let (x, y) = if self.rng.chance(50) { (a, b) } else { (b, a) };
+                return self.push(op, vec![x, y]);
+            }
+            4 if rank >= 1 => {
+                let k = self.rng.chance(40).then(|| 1 + self.rng.below(shape[axis]));
+                Op::Sort { axis, descending: k.is_some() || self.rng.chance(50), k }
+            }
+            5 if rank >= 1 => Op::Softmax { axis, log: self.rng.chance(40) },
+            6 if rank >= 1 => {
+                let size = 1 + self.rng.below(shape[axis].min(4));
+                Op::Unfold { axis, size, step: 1 + self.rng.below(3) }
+            }
+            7 if rank >= 2 => Op::Diagonal(self.rng.below(5) as isize - 2),
+            8 if rank >= 1 => Op::LayerNorm,
+            9 if rank >= 2 => {
+                let lead = &shape[..rank - 2];
+                let (s, dv) = (self.rng.pick(&[1usize, 2, 3, 5, 8, 16]), self.rng.pick(&[1usize, 2, 4, 8]));
+                let k = self.input(lead.iter().copied().chain([s, shape[rank - 1]]).collect(), dt);
+                let v = self.input(lead.iter().copied().chain([s, dv]).collect(), dt);
+                let causal = self.rng.chance(40);
+                return self.push(Op::Attention { causal }, vec![a, k, v]);
+            }
+            10 if rank == 3 || rank == 4 => {
+                let kernel = self.rng.pick(&[1usize, 2, 2, 3]);
+                Op::MaxPool { kernel, stride: self.rng.pick(&[1usize, 2]), indices: self.rng.chance(50) }
+            }
+            _ => return None,
+        };
+        self.push(op, vec![a])
     }
 
     /// A random shape of `numel` elements, up to 4 axes.
@@ -729,6 +907,27 @@ impl Graph {
                     s(1)
                 ),
                 Op::Contiguous => format!("{}.contiguous()", s(0)),
+                Op::Func(f) => format!("{}.{}()", s(0), format!("{f:?}").to_lowercase()),
+                Op::Func2(f) => format!("{}.{}(&{})", s(0), format!("{f:?}").to_lowercase(), s(1)),
+                Op::Sort { axis, descending, k: None } => format!("{}.sort({axis}, {descending}).0", s(0)),
+                Op::Sort { axis, k: Some(k), .. } => format!("{}.topk({k}, {axis}, true).0", s(0)),
+                Op::Softmax { axis, log } => format!("{}.{}softmax({axis})", s(0), if *log { "log_" } else { "" }),
+                Op::Unfold { axis, size, step } => format!("{}.unfold({axis}, {size}, {step})", s(0)),
+                Op::Diagonal(offset) => format!("{}.diagonal_offset({offset}, -2, -1)", s(0)),
+                Op::Attention { causal } => format!(
+                    "{}.scaled_dot_product_attention(&{}, &{}, &AttentionOpts {{ is_causal: {causal}, ..Default::default() }})",
+                    s(0),
+                    s(1),
+                    s(2)
+                ),
+                Op::MaxPool { kernel, stride, indices } => format!(
+                    "{}.max_pool2d_with_indices({kernel}, &PoolOpts::default().stride({stride})).{}",
+                    s(0),
+                    *indices as u8
+                ),
+                Op::LayerNorm => {
+                    format!("{}.layer_norm(&[{}], None, None, 1e-5)", s(0), n.shape.last().copied().unwrap_or(1))
+                }
             };
             let _ = writeln!(out, "let t{i} = {expr}; // {:?} {:?}", n.shape, n.dt);
         }

@@ -229,6 +229,7 @@ fn main() {
     );
     if std::env::var_os("FUZZ_STATS").is_some() {
         eprintln!("fuzz: random opts drawn by kind: {:?}", run::PICKED.lock().unwrap_or_else(|e| e.into_inner()));
+        eprintln!("fuzz: ops in the graphs: {}", op_counts(args.seed, args.graphs));
     }
     println!("fuzz: {} graphs, {mismatches} mismatches, {compile_failures} compile failures", args.graphs);
     std::process::exit(if mismatches + compile_failures > 0 { 1 } else { 0 });
@@ -306,4 +307,20 @@ pub fn still_fails(g: &Graph, dev: &str, mode: Mode) -> bool {
     let result = std::panic::catch_unwind(|| run::run_one(g, dev, mode))
         .unwrap_or_else(|p| Err(Failure::Run(run::panic_text(p))));
     !matches!(judge(&outs, result), Verdict::Ok)
+}
+
+/// How often each kind of op occurs in the run's graphs (`Unary(Exp)`, `Func(Asin)`, `Sort`…).
+fn op_counts(seed: u64, graphs: u64) -> String {
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for i in 0..graphs {
+        for n in generate(seed.wrapping_add(i)).nodes {
+            let name = format!("{:?}", n.op);
+            let kind = match n.op {
+                graph::Op::Unary(_) | graph::Op::Func(_) | graph::Op::Func2(_) | graph::Op::Binary(_) => name,
+                _ => name.split([' ', '(', '{']).next().unwrap_or("").to_string(),
+            };
+            *counts.entry(kind).or_default() += 1;
+        }
+    }
+    counts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
 }

@@ -9,6 +9,8 @@
 //! correct result may be, and a discontinuous op (a comparison, floor, a cast to int) on a
 //! value within its bound of the discontinuity makes the element `unsure`: it is not compared.
 
+mod composite;
+
 use super::graph::{Bin, Dt, Graph, Node, Op, Red, Rng, Un};
 
 #[derive(Clone, Copy, Debug)]
@@ -685,6 +687,15 @@ fn eval_node(node: &Node, srcs: &[&Arr]) -> Arr {
                 sum_to(&terms, dt)
             })
         }
+        Op::Func(f) => elementwise(&shape, dt, srcs, |x| composite::unary(*f, x[0], dt)),
+        Op::Func2(f) => elementwise(&shape, dt, srcs, |x| composite::binary(*f, x[0], x[1], dt)),
+        Op::Sort { axis, descending, k } => composite::sort(srcs[0], *axis, *descending, *k, &shape),
+        Op::Softmax { axis, log } => composite::softmax(srcs[0], *axis, *log),
+        Op::Unfold { axis, step, .. } => composite::unfold(srcs[0], *axis, *step, &shape),
+        Op::Diagonal(offset) => composite::diagonal(srcs[0], *offset, &shape),
+        Op::LayerNorm => composite::layer_norm(srcs[0]),
+        Op::Attention { causal } => composite::attention(srcs[0], srcs[1], srcs[2], *causal, &shape),
+        Op::MaxPool { kernel, stride, indices } => composite::max_pool(srcs[0], *kernel, *stride, *indices, &shape),
     }
 }
 

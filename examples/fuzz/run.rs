@@ -2,13 +2,13 @@
 //! kernel's opts by the mode, compile every kernel of a batch of graphs in one call, launch,
 //! read the outputs back.
 
-use super::graph::{Bin, Dt, Graph, Op, Red, Rng, Un};
+use super::graph::{Bin, Dt, Fun, Fun2, Graph, Op, Red, Rng, Un};
 use super::reference::{input_data, E};
 use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, format_opts, kernel_ranges, Opt, OptKind};
 use ferrograd::codegen::{heuristic_opts, prepare, try_program, ProgramSpec};
 use ferrograd::runtime::{get_device, Backend, Buffer, DeviceMemory};
 use ferrograd::schedule::{create_schedule, ItemKind, ScheduleItem};
-use ferrograd::tensor::ConvOpts;
+use ferrograd::tensor::{AttentionOpts, ConvOpts, PoolOpts};
 use ferrograd::Tensor;
 use std::sync::Arc;
 
@@ -195,6 +195,47 @@ fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
                 s(0).conv2d(s(1), None, &ConvOpts::default().stride(*stride).padding(*padding))
             }
             Op::Contiguous => s(0).contiguous(),
+            Op::Func(f) => {
+                let x = s(0);
+                match f {
+                    Fun::Atan => x.atan(),
+                    Fun::Asin => x.asin(),
+                    Fun::Acos => x.acos(),
+                    Fun::Tan => x.tan(),
+                    Fun::Sinh => x.sinh(),
+                    Fun::Cosh => x.cosh(),
+                    Fun::Tanh => x.tanh(),
+                    Fun::Asinh => x.asinh(),
+                    Fun::Acosh => x.acosh(),
+                    Fun::Atanh => x.atanh(),
+                    Fun::Expm1 => x.expm1(),
+                    Fun::Log1p => x.log1p(),
+                }
+            }
+            Op::Func2(f) => match f {
+                Fun2::Atan2 => s(0).atan2(s(1)),
+                Fun2::Logaddexp => s(0).logaddexp(s(1)),
+                Fun2::Copysign => s(0).copysign(s(1)),
+            },
+            Op::Sort { axis, descending, k: None } => s(0).sort(*axis as isize, *descending).0,
+            Op::Sort { axis, k: Some(k), .. } => s(0).topk(*k, *axis as isize, true).0,
+            Op::Softmax { axis, log: false } => s(0).softmax(*axis as isize),
+            Op::Softmax { axis, log: true } => s(0).log_softmax(*axis as isize),
+            Op::Unfold { axis, size, step } => s(0).unfold(*axis as isize, *size, *step),
+            Op::Diagonal(offset) => s(0).diagonal_offset(*offset, -2, -1),
+            Op::Attention { causal } => {
+                let opts = AttentionOpts { is_causal: *causal, ..Default::default() };
+                s(0).scaled_dot_product_attention(s(1), s(2), &opts)
+            }
+            Op::MaxPool { kernel, stride, indices } => {
+                let (values, index) = s(0).max_pool2d_with_indices(*kernel, &PoolOpts::default().stride(*stride));
+                if *indices {
+                    index
+                } else {
+                    values
+                }
+            }
+            Op::LayerNorm => s(0).layer_norm(&[*node.shape.last().expect("rank >= 1")], None, None, 1e-5),
         };
         assert_eq!(t.shape(), node.shape, "fuzz: {:?} gave shape {:?}", node.op, t.shape());
         assert_eq!(t.dtype(), node.dt.dtype(), "fuzz: {:?} gave dtype {:?}", node.op, t.dtype());
