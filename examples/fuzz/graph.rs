@@ -138,6 +138,18 @@ pub enum Fun2 {
     Copysign,
 }
 
+/// The functional norms (no weight or bias): over the last axis (`Layer`, `Rms`), the spatial
+/// axes of `(N, C, ...)` (`Instance`), all but the channels (`Batch`, training statistics), or
+/// groups of channels with their spatial axes (`Group(groups)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormKind {
+    Layer,
+    Rms,
+    Instance,
+    Batch,
+    Group(usize),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Red {
     Sum,
@@ -183,11 +195,13 @@ pub enum Op {
     Contiguous,
     Func(Fun),
     Func2(Fun2),
-    /// Sorted values along `axis` (`k`: the `k` largest, as `topk`).
+    /// Sorted values along `axis` (`k`: the `k` largest, as `topk`), or with `indices` the
+    /// stable `argsort` (int64).
     Sort {
         axis: usize,
         descending: bool,
         k: Option<usize>,
+        indices: bool,
     },
     Softmax {
         axis: usize,
@@ -201,8 +215,10 @@ pub enum Op {
     },
     /// The diagonal of the last two axes, shifted by `offset`.
     Diagonal(isize),
-    /// `layer_norm` over the last axis (no weight or bias, eps 1e-5).
-    LayerNorm,
+    /// `diag(offset)` of a 1-D tensor: the square matrix with it on that diagonal.
+    Diag(isize),
+    /// A functional norm (eps 1e-5; 1e-6 for `Rms`).
+    Norm(NormKind),
     /// `q.scaled_dot_product_attention(k, v)`: q `[.., L, D]`, k `[.., S, D]`, v `[.., S, Dv]`.
     Attention {
         causal: bool,
@@ -353,13 +369,14 @@ pub fn infer(op: &Op, src: &[(&[usize], Dt)]) -> Option<(Vec<usize>, Dt)> {
             let (a, c) = (src[0], src[1]);
             (a.1.is_float() && a.1 == c.1).then(|| broadcast(a.0, c.0).map(|s| (s, a.1))).flatten()
         }
-        Op::Sort { axis, k, .. } => {
+        Op::Sort { axis, k, indices, .. } => {
             let mut s = s0();
-            let ok = d0().is_float() && *axis < s.len() && k.is_none_or(|k| k <= s[*axis]);
+            let ok =
+                d0().is_float() && *axis < s.len() && k.is_none_or(|k| k <= s[*axis]) && !(*indices && k.is_some());
             if let (true, Some(k)) = (ok, k) {
                 s[*axis] = *k;
             }
-            ok.then_some((s, d0()))
+            ok.then_some((s, if *indices { Dt::I64 } else { d0() }))
         }
         Op::Softmax { axis, .. } => (d0().is_float() && *axis < src[0].0.len()).then(|| (s0(), d0())),
         Op::Unfold { axis, size, step } => {
@@ -381,7 +398,24 @@ pub fn infer(op: &Op, src: &[(&[usize], Dt)]) -> Option<(Vec<usize>, Dt)> {
             let len = if *offset >= 0 { r.min(c - offset) } else { (r + offset).min(c) };
             (len > 0).then(|| (s[..n - 2].iter().copied().chain([len as usize]).collect(), d0()))
         }
-        Op::LayerNorm => (d0().is_float() && !src[0].0.is_empty()).then(|| (s0(), d0())),
+        Op::Diag(offset) => {
+            let s = s0();
+            (d0().is_float() && s.len() == 1).then(|| {
+                let n = s[0] + offset.unsigned_abs();
+                (vec![n, n], d0())
+            })
+        }
+        Op::Norm(kind) => {
+            let s = s0();
+            let ok = d0().is_float()
+                && match kind {
+                    NormKind::Layer | NormKind::Rms => !s.is_empty(),
+                    NormKind::Instance => s.len() >= 3,
+                    NormKind::Batch => s.len() >= 2,
+                    NormKind::Group(g) => s.len() >= 2 && *g > 0 && s[1] % g == 0,
+                };
+            ok.then_some((s, d0()))
+        }
         Op::Attention { .. } => {
             let (q, k, v) = (src[0], src[1], src[2]);
             let n = q.0.len();
@@ -711,8 +745,9 @@ impl Builder<'_> {
                 return self.push(op, vec![x, y]);
             }
             4 if rank >= 1 => {
-                let k = self.rng.chance(40).then(|| 1 + self.rng.below(shape[axis]));
-                Op::Sort { axis, descending: k.is_some() || self.rng.chance(50), k }
+                let indices = self.rng.chance(30);
+                let k = (!indices && self.rng.chance(40)).then(|| 1 + self.rng.below(shape[axis]));
+                Op::Sort { axis, descending: k.is_some() || self.rng.chance(50), k, indices }
             }
             5 if rank >= 1 => Op::Softmax { axis, log: self.rng.chance(40) },
             6 if rank >= 1 => {
@@ -720,7 +755,15 @@ impl Builder<'_> {
                 Op::Unfold { axis, size, step: 1 + self.rng.below(3) }
             }
             7 if rank >= 2 => Op::Diagonal(self.rng.below(5) as isize - 2),
-            8 if rank >= 1 => Op::LayerNorm,
+            7 if rank == 1 => Op::Diag(self.rng.below(5) as isize - 2),
+            8 if rank >= 1 => {
+                let groups: Vec<usize> = match shape.get(1) {
+                    Some(&c) => (1..=c).filter(|g| c % g == 0).collect(),
+                    None => vec![1],
+                };
+                let group = NormKind::Group(self.rng.pick(&groups));
+                Op::Norm(self.rng.pick(&[NormKind::Layer, NormKind::Rms, NormKind::Instance, NormKind::Batch, group]))
+            }
             9 if rank >= 2 => {
                 let lead = &shape[..rank - 2];
                 let (s, dv) = (self.rng.pick(&[1usize, 2, 3, 5, 8, 16]), self.rng.pick(&[1usize, 2, 4, 8]));
@@ -909,7 +952,8 @@ impl Graph {
                 Op::Contiguous => format!("{}.contiguous()", s(0)),
                 Op::Func(f) => format!("{}.{}()", s(0), format!("{f:?}").to_lowercase()),
                 Op::Func2(f) => format!("{}.{}(&{})", s(0), format!("{f:?}").to_lowercase(), s(1)),
-                Op::Sort { axis, descending, k: None } => format!("{}.sort({axis}, {descending}).0", s(0)),
+                Op::Sort { axis, descending, k: None, indices: false } => format!("{}.sort({axis}, {descending}).0", s(0)),
+                Op::Sort { axis, descending, indices: true, .. } => format!("{}.argsort({axis}, {descending})", s(0)),
                 Op::Sort { axis, k: Some(k), .. } => format!("{}.topk({k}, {axis}, true).0", s(0)),
                 Op::Softmax { axis, log } => format!("{}.{}softmax({axis})", s(0), if *log { "log_" } else { "" }),
                 Op::Unfold { axis, size, step } => format!("{}.unfold({axis}, {size}, {step})", s(0)),
@@ -925,8 +969,16 @@ impl Graph {
                     s(0),
                     *indices as u8
                 ),
-                Op::LayerNorm => {
-                    format!("{}.layer_norm(&[{}], None, None, 1e-5)", s(0), n.shape.last().copied().unwrap_or(1))
+                Op::Diag(offset) => format!("{}.diag({offset})", s(0)),
+                Op::Norm(kind) => {
+                    let last = n.shape.last().copied().unwrap_or(1);
+                    match kind {
+                        NormKind::Layer => format!("{}.layer_norm(&[{last}], None, None, 1e-5)", s(0)),
+                        NormKind::Rms => format!("{}.rms_norm(&[{last}], None, Some(1e-6))", s(0)),
+                        NormKind::Instance => format!("{}.instance_norm(None, None, 1e-5)", s(0)),
+                        NormKind::Batch => format!("{}.batch_norm(None, None, None, None, true, 0.1, 1e-5)", s(0)),
+                        NormKind::Group(g) => format!("{}.group_norm({g}, None, None, 1e-5)", s(0)),
+                    }
                 }
             };
             let _ = writeln!(out, "let t{i} = {expr}; // {:?} {:?}", n.shape, n.dt);

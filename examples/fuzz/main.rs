@@ -186,6 +186,15 @@ fn main() {
     while done < args.graphs {
         let count = (args.graphs - done).min(args.batch as u64);
         let seeds: Vec<u64> = (done..done + count).map(|i| args.seed.wrapping_add(i)).collect();
+        if std::env::var_os("FUZZ_PRINT").is_some() {
+            for &s in &seeds {
+                eprintln!("fuzz: --seed {s:#x}:\n{}", generate(s).to_rust());
+            }
+        }
+        if sanitize::is_sanitized_child() {
+            // A sanitizer report aborts the process: this line says which graphs to replay.
+            eprintln!("fuzz: batch --seed {:#x} --graphs {count}", seeds[0]);
+        }
         for (seed, verdicts) in run_batch(&seeds, &args) {
             for (dev, fails) in verdicts {
                 let (text, compile) = describe(&fails);
@@ -265,6 +274,13 @@ fn run_batch(seeds: &[u64], args: &Args) -> Vec<(u64, Vec<(String, Fails)>)> {
         let mut jobs: Vec<Vec<(Mode, Result<Job, Failure>)>> = Vec::new();
         for (g, &seed) in graphs.iter().zip(seeds) {
             jobs.push(modes_of(seed).into_iter().map(|m| (m, prepare_job(g, dev, m))).collect());
+            if std::env::var_os("FUZZ_PRINT").is_some() {
+                for (m, j) in jobs.last().into_iter().flatten() {
+                    if let Ok(j) = j {
+                        eprintln!("fuzz: --seed {seed:#x} --dev {dev} [{m}] opts {}", opts_text(&j.opts));
+                    }
+                }
+            }
         }
         let ready: Vec<&Job> = jobs.iter().flatten().filter_map(|(_, j)| j.as_ref().ok()).collect();
         let mut compiled = compile_jobs(&ready).into_iter();

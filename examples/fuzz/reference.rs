@@ -689,11 +689,13 @@ fn eval_node(node: &Node, srcs: &[&Arr]) -> Arr {
         }
         Op::Func(f) => elementwise(&shape, dt, srcs, |x| composite::unary(*f, x[0], dt)),
         Op::Func2(f) => elementwise(&shape, dt, srcs, |x| composite::binary(*f, x[0], x[1], dt)),
-        Op::Sort { axis, descending, k } => composite::sort(srcs[0], *axis, *descending, *k, &shape),
+        Op::Sort { axis, descending, k, indices: false } => composite::sort(srcs[0], *axis, *descending, *k, &shape),
+        Op::Sort { axis, descending, indices: true, .. } => composite::argsort(srcs[0], *axis, *descending),
         Op::Softmax { axis, log } => composite::softmax(srcs[0], *axis, *log),
         Op::Unfold { axis, step, .. } => composite::unfold(srcs[0], *axis, *step, &shape),
         Op::Diagonal(offset) => composite::diagonal(srcs[0], *offset, &shape),
-        Op::LayerNorm => composite::layer_norm(srcs[0]),
+        Op::Diag(offset) => composite::diag(srcs[0], *offset, &shape),
+        Op::Norm(kind) => composite::norm(srcs[0], *kind),
         Op::Attention { causal } => composite::attention(srcs[0], srcs[1], srcs[2], *causal, &shape),
         Op::MaxPool { kernel, stride, indices } => composite::max_pool(srcs[0], *kernel, *stride, *indices, &shape),
     }

@@ -2,7 +2,7 @@
 //! kernel's opts by the mode, compile every kernel of a batch of graphs in one call, launch,
 //! read the outputs back.
 
-use super::graph::{Bin, Dt, Fun, Fun2, Graph, Op, Red, Rng, Un};
+use super::graph::{Bin, Dt, Fun, Fun2, Graph, NormKind, Op, Red, Rng, Un};
 use super::reference::{input_data, E};
 use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, format_opts, kernel_ranges, Opt, OptKind};
 use ferrograd::codegen::{heuristic_opts, prepare, try_program, ProgramSpec};
@@ -217,7 +217,8 @@ fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
                 Fun2::Logaddexp => s(0).logaddexp(s(1)),
                 Fun2::Copysign => s(0).copysign(s(1)),
             },
-            Op::Sort { axis, descending, k: None } => s(0).sort(*axis as isize, *descending).0,
+            Op::Sort { axis, descending, k: None, indices: false } => s(0).sort(*axis as isize, *descending).0,
+            Op::Sort { axis, descending, indices: true, .. } => s(0).argsort(*axis as isize, *descending),
             Op::Sort { axis, k: Some(k), .. } => s(0).topk(*k, *axis as isize, true).0,
             Op::Softmax { axis, log: false } => s(0).softmax(*axis as isize),
             Op::Softmax { axis, log: true } => s(0).log_softmax(*axis as isize),
@@ -235,7 +236,17 @@ fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
                     values
                 }
             }
-            Op::LayerNorm => s(0).layer_norm(&[*node.shape.last().expect("rank >= 1")], None, None, 1e-5),
+            Op::Diag(offset) => s(0).diag(*offset),
+            Op::Norm(kind) => {
+                let (x, last) = (s(0), node.shape.last().copied().unwrap_or(1));
+                match kind {
+                    NormKind::Layer => x.layer_norm(&[last], None, None, 1e-5),
+                    NormKind::Rms => x.rms_norm(&[last], None, Some(1e-6)),
+                    NormKind::Instance => x.instance_norm(None, None, 1e-5),
+                    NormKind::Batch => x.batch_norm(None, None, None, None, true, 0.1, 1e-5),
+                    NormKind::Group(g) => x.group_norm(*g, None, None, 1e-5),
+                }
+            }
         };
         assert_eq!(t.shape(), node.shape, "fuzz: {:?} gave shape {:?}", node.op, t.shape());
         assert_eq!(t.dtype(), node.dt.dtype(), "fuzz: {:?} gave dtype {:?}", node.op, t.dtype());

@@ -34,10 +34,17 @@ pub fn restart_sanitized() {
         .env("SANITIZE", "1")
         .env("LD_PRELOAD", runtime)
         // Rust's runtime and the kernel cache keep allocations for the process's life on
-        // purpose: leaks are not what this run looks for. Any other report ends the run.
-        .env("ASAN_OPTIONS", "detect_leaks=0:halt_on_error=1:abort_on_error=0")
+        // purpose: leaks are not what this run looks for. Any other report ends the run. No
+        // symbolizer: the one ASan starts outlives the aborted run and holds its output pipe
+        // open (a CI step waiting on it never ends); the batch line names the graphs instead.
+        .env("ASAN_OPTIONS", "detect_leaks=0:halt_on_error=1:abort_on_error=0:symbolize=0")
         .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
         .status()
         .expect("the fuzzer restarts");
     std::process::exit(status.code().unwrap_or(1));
+}
+
+/// Whether this is the restarted, sanitized process.
+pub fn is_sanitized_child() -> bool {
+    std::env::var_os(CHILD).is_some()
 }

@@ -3,7 +3,7 @@
 //! the front end (compare with an arange, then sum); this rule turns them back into a direct,
 //! gated load, so `X[idx]` costs one read per output instead of a pass over all of `X`.
 
-use super::kernel_ops::{and_gate, reduce_over};
+use super::kernel_ops::{gate_indexes, reduce_over};
 use crate::uop::pattern::{graph_rewrite, rule, PatternMatcher, RewriteMode, UPat};
 use crate::uop::{Arg, ConstValue, FxHashMap, Ops, UOp};
 use std::sync::OnceLock;
@@ -33,13 +33,7 @@ fn split_mask(v: &UOp) -> Option<(UOp, UOp)> {
 
 /// Adds `valid` to the gate of every INDEX under `n` whose address depends on `e`.
 fn gate_loads(n: &UOp, e: &UOp, valid: &UOp) -> UOp {
-    let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
-    for x in n.toposort() {
-        if x.op() == Ops::INDEX && depends_on(&x.src()[1], e) {
-            map.insert(x.clone(), and_gate(&x, valid));
-        }
-    }
-    n.substitute(&map)
+    gate_indexes(n, |index| depends_on(&index.src()[1], e), valid)
 }
 
 fn collapse(red: &UOp) -> Option<UOp> {

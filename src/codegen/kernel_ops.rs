@@ -46,6 +46,26 @@ pub fn and_gate(index: &UOp, cond: &UOp) -> UOp {
     index.with_src(vec![index.src()[0].clone(), index.src()[1].clone(), gate])
 }
 
+/// `root` with `cond` added to the gate of every INDEX for which `needs(index)` holds (asked
+/// of the node as it is in `root`). Rebuilt from the leaves up, so an INDEX inside another's
+/// address or gate (the index load of a gather) is gated too: replacing the outer INDEX by a
+/// gated copy of itself would keep the inner one as it was, an ungated load that the outer
+/// gate does not protect.
+pub fn gate_indexes(root: &UOp, needs: impl Fn(&UOp) -> bool, cond: &UOp) -> UOp {
+    let mut new: FxHashMap<UOp, UOp> = FxHashMap::default();
+    for node in root.toposort() {
+        let src: Vec<UOp> = node.src().iter().map(|s| new.get(s).cloned().unwrap_or_else(|| s.clone())).collect();
+        let mut n = if src.iter().zip(node.src()).any(|(a, b)| a != b) { node.with_src(src) } else { node.clone() };
+        if node.op() == Ops::INDEX && needs(&node) {
+            n = and_gate(&n, cond);
+        }
+        if n != node {
+            new.insert(node, n);
+        }
+    }
+    new.get(root).cloned().unwrap_or_else(|| root.clone())
+}
+
 /// The REDUCE `red`'s op over `value` and `ranges`; with no ranges left, `value` itself.
 pub fn reduce_over(red: &UOp, value: UOp, ranges: &[UOp]) -> UOp {
     debug_assert_eq!(red.op(), Ops::REDUCE, "reduce_over on {:?}", red.op());

@@ -13,7 +13,7 @@
 //! inner part, so neighbouring items read neighbouring elements; GROUPTOP the outer part, so
 //! each item reads one contiguous chunk).
 
-use super::kernel_ops::and_gate;
+use super::kernel_ops::gate_indexes;
 use super::vector_rules::check_vector_axis;
 use crate::renderer::Target;
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
@@ -145,14 +145,8 @@ pub fn pad_to(ast: &UOp, range: &UOp, amount: i64) -> UOp {
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
     map.insert(range.clone(), wide.clone());
     let sub = ast.substitute(&map);
-    let mut fix: FxHashMap<UOp, UOp> = FxHashMap::default();
-    for node in sub.toposort() {
-        if node.op() == Ops::INDEX && node.src()[1].toposort().contains(&wide) {
-            fix.insert(node.clone(), and_gate(&node, &valid));
-        }
-    }
+    let gated = gate_indexes(&sub, |index| index.src()[1].toposort().contains(&wide), &valid);
     // Then the REDUCEs over the range, found again above the gated loads.
-    let gated = sub.substitute(&fix);
     let mut reduces: FxHashMap<UOp, UOp> = FxHashMap::default();
     for node in gated.toposort() {
         if node.op() == Ops::REDUCE && node.src()[1..].contains(&wide) {

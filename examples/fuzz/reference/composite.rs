@@ -1,6 +1,7 @@
 //! The reference of the ops composed of primitives: inverse trig and hyperbolic functions,
 //! `atan2`, `logaddexp`, `copysign`, sort and topk values, softmax and log-softmax, unfold,
-//! diagonals, layer norm, scaled-dot-product attention and max pooling with indices, from their mathematical definitions in f64 (std's libm functions).
+//! argsort, diagonals and `diag`, the functional norms, scaled-dot-product attention and max
+//! pooling with indices, from their mathematical definitions in f64 (std's libm functions).
 //!
 //! ferrograd computes these with formulas of several roundings each, so the bounds are looser
 //! than the primitives': a few dozen units in the last place of the result, widened by the
@@ -9,7 +10,7 @@
 //! differences — the fixture suite checks the formulas' accuracy against PyTorch.
 
 use super::{eps, finish, tiny, unravel, Arr, E};
-use crate::graph::{Dt, Fun, Fun2};
+use crate::graph::{Dt, Fun, Fun2, NormKind};
 
 /// How many f32 ulps a composed formula may be off, relative to its result.
 const ULPS: f64 = 32.0;
@@ -217,36 +218,99 @@ pub fn softmax(a: &Arr, axis: usize, log: bool) -> Arr {
     Arr { shape: a.shape.clone(), dt, data: out }
 }
 
-/// `layer_norm` over the last axis without weight or bias: `(x - mean) / sqrt(var + 1e-5)`.
-pub fn layer_norm(a: &Arr) -> Arr {
+/// A functional norm without weight or bias: `(x - mean) / sqrt(var + 1e-5)` over each group
+/// of elements (biased variance), or `x / sqrt(mean(x^2) + 1e-6)` for `Rms`.
+pub fn norm(a: &Arr, kind: NormKind) -> Arr {
     let dt = a.dt;
-    let axis = a.shape.len() - 1;
+    let shape = &a.shape;
+    let n = shape.len();
+    // The group an element is normalized with, by its index.
+    let group_of = |idx: &[usize]| -> Vec<usize> {
+        match kind {
+            NormKind::Layer | NormKind::Rms => idx[..n - 1].to_vec(),
+            NormKind::Instance => idx[..2].to_vec(),
+            NormKind::Batch => vec![idx[1]],
+            NormKind::Group(g) => vec![idx[0], idx[1] / (shape[1] / g)],
+        }
+    };
+    let mut groups: std::collections::BTreeMap<Vec<usize>, Vec<usize>> = Default::default();
+    for i in 0..a.data.len() {
+        groups.entry(group_of(&unravel(i, shape))).or_default().push(i);
+    }
+    let mut out = vec![E::unsure(); a.data.len()];
+    for members in groups.values() {
+        let xs: Vec<E> = members.iter().map(|&i| a.data[i]).collect();
+        let count = xs.len() as f64;
+        // Squares of values past 1e15 may overflow f32 in the variance.
+        if xs.iter().any(|x| x.unsure || x.v.is_finite() && x.v.abs() > 1e15) {
+            continue;
+        }
+        let err = xs.iter().map(|x| x.e).fold(0.0, f64::max);
+        let rms = kind == NormKind::Rms;
+        let mean = if rms { 0.0 } else { xs.iter().map(|x| x.v).sum::<f64>() / count };
+        let var = xs.iter().map(|x| (x.v - mean).powi(2)).sum::<f64>() / count;
+        let sd = (var + if rms { 1e-6 } else { 1e-5 }).sqrt();
+        let biggest = xs.iter().map(|x| x.v.abs()).fold(0.0, f64::max);
+        for (&i, x) in members.iter().zip(&xs) {
+            let v = (x.v - mean) / sd;
+            out[i] = if !v.is_finite() {
+                if err > 0.0 {
+                    E::unsure()
+                } else {
+                    E::f(v)
+                }
+            } else {
+                let rounding = (16.0 + 2.0 * count) * eps(dt) * (v.abs() + 1.0) * (1.0 + biggest / sd);
+                finish(v, err * (2.0 + v.abs()) / sd + rounding, dt, false)
+            };
+        }
+    }
+    Arr { shape: shape.clone(), dt, data: out }
+}
+
+/// The stable `argsort` along `axis` (NaN above +inf; equal values keep their order), int64.
+/// A lane with two values within their bounds of each other is not compared.
+pub fn argsort(a: &Arr, axis: usize, descending: bool) -> Arr {
     let mut out = vec![E::unsure(); a.data.len()];
     for (base, xs) in lanes(a, axis) {
-        let n = xs.len() as f64;
-        // Squares of values past 1e15 may overflow f32 in the variance.
-        let values: Vec<E> = if xs.iter().any(|x| x.unsure || x.v.is_finite() && x.v.abs() > 1e15) {
-            vec![E::unsure(); xs.len()]
-        } else {
-            let err = xs.iter().map(|x| x.e).fold(0.0, f64::max);
-            let mean = xs.iter().map(|x| x.v).sum::<f64>() / n;
-            let var = xs.iter().map(|x| (x.v - mean).powi(2)).sum::<f64>() / n;
-            let sd = (var + 1e-5).sqrt();
-            let biggest = xs.iter().map(|x| x.v.abs()).fold(0.0, f64::max);
-            xs.iter()
-                .map(|x| {
-                    let v = (x.v - mean) / sd;
-                    if !v.is_finite() {
-                        return if err > 0.0 { E::unsure() } else { E::f(v) };
-                    }
-                    let rounding = (16.0 + 2.0 * n) * eps(dt) * (v.abs() + 1.0) * (1.0 + biggest / sd);
-                    finish(v, err * (2.0 + v.abs()) / sd + rounding, dt, false)
+        let close = xs.iter().enumerate().any(|(i, x)| {
+            x.unsure
+                || xs[i + 1..].iter().any(|y| {
+                    (x.e > 0.0 || y.e > 0.0)
+                        && !(x.v.is_nan() && y.v.is_nan())
+                        && (x.v - y.v).abs().partial_cmp(&(x.e + y.e)) != Some(std::cmp::Ordering::Greater)
                 })
-                .collect()
-        };
+        });
+        if close {
+            continue;
+        }
+        let key = |x: &E| if x.v.is_nan() { (1, 0.0) } else { (0, x.v) };
+        let mut order: Vec<usize> = (0..xs.len()).collect();
+        order.sort_by(|&i, &j| {
+            let (ki, kj) = (key(&xs[i]), key(&xs[j]));
+            let by_value = ki.0.cmp(&kj.0).then(ki.1.partial_cmp(&kj.1).expect("no NaN keys"));
+            (if descending { by_value.reverse() } else { by_value }).then(i.cmp(&j))
+        });
+        let values: Vec<E> = order.iter().map(|&i| E::int(i as i128)).collect();
         put_lane(&mut out, &a.shape, axis, &base, &values);
     }
-    Arr { shape: a.shape.clone(), dt, data: out }
+    Arr { shape: a.shape.clone(), dt: Dt::I64, data: out }
+}
+
+/// `diag(offset)` of a vector: zeros with the vector on diagonal `offset`.
+pub fn diag(a: &Arr, offset: isize, shape: &[usize]) -> Arr {
+    let size: usize = shape.iter().product();
+    let data = (0..size)
+        .map(|i| {
+            let (r, c) = ((i / shape[1]) as isize, (i % shape[1]) as isize);
+            if c - r == offset {
+                a.data[r.min(c) as usize]
+            } else {
+                E::f(0.0)
+            }
+        })
+        .collect();
+    Arr { shape: shape.to_vec(), dt: a.dt, data }
 }
 
 /// `unfold(axis, size, step)`: output `[.., w, .., k]` is input `[.., w * step + k, ..]`.
@@ -277,9 +341,9 @@ pub fn diagonal(a: &Arr, offset: isize, shape: &[usize]) -> Arr {
     Arr { shape: shape.to_vec(), dt: a.dt, data }
 }
 
-/// `softmax(q k^T / sqrt(D)) v` (keys `j > i` left out when causal), in f64. Rows touching a
-/// non-finite or huge value are not compared (the f32 products and sums may overflow where
-/// f64's do not).
+/// `softmax(q k^T / sqrt(D)) v` (keys `j > i` weighted 0 when causal), in f64. Rows touching
+/// a non-finite or huge value are not compared (the f32 products and sums may overflow where
+/// f64's do not), except that a masked key's infinite or NaN value makes NaN.
 pub fn attention(q: &Arr, k: &Arr, v: &Arr, causal: bool, shape: &[usize]) -> Arr {
     let dt = q.dt;
     let n = q.shape.len();
@@ -293,6 +357,15 @@ pub fn attention(q: &Arr, k: &Arr, v: &Arr, causal: bool, shape: &[usize]) -> Ar
             let (lead, i, c) = (&idx[..n - 2], idx[n - 2], idx[n - 1]);
             let at = |a: &Arr, r: usize, col: usize| a.at(&lead.iter().copied().chain([r, col]).collect::<Vec<_>>());
             let keys: Vec<usize> = (0..s).filter(|&j| !causal || j <= i).collect();
+            // A masked key still meets its value with weight 0: `0 * inf` and `0 * NaN` make the
+            // output NaN, as in PyTorch (whose attention is `softmax(..) @ v` too).
+            let masked: Vec<E> = (keys.len()..s).map(|j| at(v, j, c)).collect();
+            if masked.iter().any(|x| x.unsure) {
+                return E::unsure();
+            }
+            if masked.iter().any(|x| !x.v.is_finite()) {
+                return E::f(f64::NAN);
+            }
             let qrow: Vec<E> = (0..d).map(|t| at(q, i, t)).collect();
             let krows: Vec<Vec<E>> = keys.iter().map(|&j| (0..d).map(|t| at(k, j, t)).collect()).collect();
             let vcol: Vec<E> = keys.iter().map(|&j| at(v, j, c)).collect();
