@@ -150,6 +150,23 @@ pub enum NormKind {
     Group(usize),
 }
 
+/// What the fuzzer checks of a matrix decomposition: quantities a correct one determines
+/// whatever its sign choices and however ill-conditioned the matrix (the factors themselves
+/// are not unique, or not well-conditioned, for many inputs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decomp {
+    /// `q · r` of `qr` (the input again).
+    QrProduct,
+    /// `qᵀ q` of `qr` (the identity).
+    QrGram,
+    /// `s` of `svd`.
+    SvdValues,
+    /// `u · diag(s) · vᵀ` of `svd` (the input again).
+    SvdProduct,
+    /// `fᵀ f` of the factor the rotations build (`v` when `m >= n`, else `u`): the identity.
+    SvdGram,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Red {
     Sum,
@@ -230,6 +247,8 @@ pub enum Op {
         stride: usize,
         indices: bool,
     },
+    /// A check of `qr` or `svd` of the f32 matrices in the last two axes.
+    Decomp(Decomp),
 }
 
 #[derive(Clone, Debug)]
@@ -441,6 +460,21 @@ pub fn infer(op: &Op, src: &[(&[usize], Dt)]) -> Option<(Vec<usize>, Dt)> {
             let shape = s[..n - 2].iter().copied().chain([out(s[n - 2])?, out(s[n - 1])?]).collect();
             Some((shape, if *indices { Dt::I64 } else { d0() }))
         }
+        Op::Decomp(what) => {
+            let s = s0();
+            let n = s.len();
+            if d0() != Dt::F32 || n < 2 || s[n - 2] == 0 || s[n - 1] == 0 {
+                return None;
+            }
+            let (lead, m, c) = (&s[..n - 2], s[n - 2], s[n - 1]);
+            let k = m.min(c);
+            let shape = match what {
+                Decomp::QrProduct | Decomp::SvdProduct => s.clone(),
+                Decomp::QrGram | Decomp::SvdGram => lead.iter().copied().chain([k, k]).collect(),
+                Decomp::SvdValues => lead.iter().copied().chain([k]).collect(),
+            };
+            Some((shape, Dt::F32))
+        }
     }
 }
 
@@ -546,7 +580,7 @@ impl Builder<'_> {
         let a = self.pick_node();
         let (shape, dt) = (self.nodes[a].shape.clone(), self.nodes[a].dt);
         let rank = shape.len();
-        if self.rng.chance(12) {
+        if self.rng.chance(if decomp_focus() { 50 } else { 12 }) {
             return self.composite(a);
         }
         match self.rng.below(100) {
@@ -723,7 +757,7 @@ impl Builder<'_> {
             return None;
         }
         let axis = self.rng.below(rank.max(1));
-        let op = match self.rng.below(11) {
+        let op = match if decomp_focus() { 11 } else { self.rng.below(12) } {
             0..=2 => Op::Func(self.rng.pick(&[
                 Fun::Atan,
                 Fun::Asin,
@@ -776,6 +810,27 @@ impl Builder<'_> {
                 let kernel = self.rng.pick(&[1usize, 2, 2, 3]);
                 Op::MaxPool { kernel, stride: self.rng.pick(&[1usize, 2]), indices: self.rng.chance(50) }
             }
+            // Small f32 matrices (an svd is ~10 sweeps of n - 1 steps, each a few kernels): `a`
+            // when it is one, else a new input.
+            11 if dt == Dt::F32 => {
+                let fits = rank >= 2 && shape[rank - 2] <= 8 && shape[rank - 1] <= 8;
+                let x = if fits && self.rng.chance(50) {
+                    a
+                } else {
+                    let lead = self.rng.pick(&[vec![], vec![], vec![2], vec![3], vec![2, 2]]);
+                    let (m, n) =
+                        (self.rng.pick(&[1usize, 2, 3, 4, 5, 6, 8]), self.rng.pick(&[1usize, 2, 3, 4, 5, 6, 8]));
+                    self.input(lead.into_iter().chain([m, n]).collect(), dt)
+                };
+                let what = self.rng.pick(&[
+                    Decomp::QrProduct,
+                    Decomp::QrGram,
+                    Decomp::SvdValues,
+                    Decomp::SvdProduct,
+                    Decomp::SvdGram,
+                ]);
+                return self.push(Op::Decomp(what), vec![x]);
+            }
             _ => return None,
         };
         self.push(op, vec![a])
@@ -802,6 +857,13 @@ impl Builder<'_> {
 /// A random graph from `seed`: 1–3 inputs, 1–10 ops, one or two outputs. One graph in four is
 /// a chain of movement ops on a small input (then maybe a reduce), the shape of index
 /// arithmetic and gated loads that compilers have got wrong.
+/// `FUZZ_DECOMP=1`: every composite step that can check a decomposition does (to fuzz `qr` and
+/// `svd` alone).
+fn decomp_focus() -> bool {
+    static FOCUS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOCUS.get_or_init(|| std::env::var_os("FUZZ_DECOMP").is_some())
+}
+
 pub fn generate(seed: u64) -> Graph {
     let mut rng = Rng::new(seed);
     if rng.chance(25) {
@@ -970,6 +1032,22 @@ impl Graph {
                     *indices as u8
                 ),
                 Op::Diag(offset) => format!("{}.diag({offset})", s(0)),
+                Op::Decomp(what) => {
+                    let x = s(0);
+                    match what {
+                        Decomp::QrProduct => format!("{{ let (q, r) = {x}.qr(); q.matmul(&r) }}"),
+                        Decomp::QrGram => format!("{{ let q = {x}.qr().0; q.transpose(-1, -2).matmul(&q) }}"),
+                        Decomp::SvdValues => format!("{x}.svd().1"),
+                        Decomp::SvdProduct => format!(
+                            "{{ let (u, s, v) = {x}.svd(); u.mul(&s.unsqueeze(-2)).matmul(&v.transpose(-1, -2)) }}"
+                        ),
+                        Decomp::SvdGram => {
+                            let d = &self.nodes[n.src[0]].shape;
+                            let f = if d[d.len() - 2] >= d[d.len() - 1] { "2" } else { "0" };
+                            format!("{{ let f = {x}.svd().{f}; f.transpose(-1, -2).matmul(&f) }}")
+                        }
+                    }
+                }
                 Op::Norm(kind) => {
                     let last = n.shape.last().copied().unwrap_or(1);
                     match kind {

@@ -10,6 +10,7 @@
 //! value within its bound of the discontinuity makes the element `unsure`: it is not compared.
 
 mod composite;
+mod decomp;
 
 use super::graph::{Bin, Dt, Graph, Node, Op, Red, Rng, Un};
 
@@ -698,6 +699,7 @@ fn eval_node(node: &Node, srcs: &[&Arr]) -> Arr {
         Op::Norm(kind) => composite::norm(srcs[0], *kind),
         Op::Attention { causal } => composite::attention(srcs[0], srcs[1], srcs[2], *causal, &shape),
         Op::MaxPool { kernel, stride, indices } => composite::max_pool(srcs[0], *kernel, *stride, *indices, &shape),
+        Op::Decomp(what) => decomp::decomp(srcs[0], *what, &shape),
     }
 }
 

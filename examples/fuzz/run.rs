@@ -2,7 +2,7 @@
 //! kernel's opts by the mode, compile every kernel of a batch of graphs in one call, launch,
 //! read the outputs back.
 
-use super::graph::{Bin, Dt, Fun, Fun2, Graph, NormKind, Op, Red, Rng, Un};
+use super::graph::{Bin, Decomp, Dt, Fun, Fun2, Graph, NormKind, Op, Red, Rng, Un};
 use super::reference::{input_data, E};
 use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, format_opts, kernel_ranges, Opt, OptKind};
 use ferrograd::codegen::{heuristic_opts, prepare, try_program, ProgramSpec};
@@ -237,6 +237,27 @@ fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
                 }
             }
             Op::Diag(offset) => s(0).diag(*offset),
+            Op::Decomp(what) => {
+                let x = s(0);
+                let gram = |f: &Tensor| f.transpose(-1, -2).matmul(f);
+                match what {
+                    Decomp::QrProduct => {
+                        let (q, r) = x.qr();
+                        q.matmul(&r)
+                    }
+                    Decomp::QrGram => gram(&x.qr().0),
+                    Decomp::SvdValues => x.svd().1,
+                    Decomp::SvdProduct => {
+                        let (u, s, v) = x.svd();
+                        u.mul(s.unsqueeze(-2)).matmul(&v.transpose(-1, -2))
+                    }
+                    Decomp::SvdGram => {
+                        let (u, _, v) = x.svd();
+                        let d = x.shape();
+                        gram(if d[d.len() - 2] >= d[d.len() - 1] { &v } else { &u })
+                    }
+                }
+            }
             Op::Norm(kind) => {
                 let (x, last) = (s(0), node.shape.last().copied().unwrap_or(1));
                 match kind {
@@ -306,6 +327,9 @@ pub fn prepare_job(g: &Graph, device: &str, mode: Mode) -> Result<Job, Failure> 
     let dts: Vec<Dt> = g.outputs.iter().map(|&o| g.nodes[o].dt).collect();
     let mut specs = Vec::new();
     let mut all_opts = Vec::new();
+    // Random opts are drawn per distinct kernel: the steps of a loop (a decomposition's) share
+    // one kernel, and compile it once.
+    let mut first_of: std::collections::HashMap<ferrograd::UOp, usize> = std::collections::HashMap::new();
     for (k, item) in built.items.iter().enumerate() {
         if item.kind != ItemKind::Kernel {
             specs.push(None);
@@ -319,7 +343,8 @@ pub fn prepare_job(g: &Graph, device: &str, mode: Mode) -> Result<Job, Failure> 
                 Mode::Default => try_program(&item.ast, r, &heuristic_opts(&item.ast, r)),
                 Mode::NoOpt => try_program(&item.ast, r, &[]),
                 Mode::Random(seed) | Mode::Beam(seed) => {
-                    let mut rng = Rng::new(seed ^ (k as u64).wrapping_mul(0x9E37));
+                    let first = *first_of.entry(item.ast.clone()).or_insert(k);
+                    let mut rng = Rng::new(seed ^ (first as u64).wrapping_mul(0x9E37));
                     let ast = prepare(&item.ast);
                     let (start, extra) = match mode {
                         Mode::Beam(_) => (heuristic_opts(&item.ast, r), 1 + rng.below(2)),

@@ -359,12 +359,13 @@ impl Tensor {
             Tensor::value_with_grad_of(&small.where_(fixed, &plain), &plain)
         })
     }
-    /// `exp(x) - 1`, accurate for small `x` (Kahan's `(u - 1) * x / log(u)`).
+    /// `exp(x) - 1`, accurate for small `x` (Kahan's `(u - 1) * (x / log(u))`; `x / log(u)` is
+    /// near 1, so nothing overflows short of `exp(x)` itself).
     pub fn expm1(&self) -> Tensor {
         self.float().via_f32(|x| {
             let u = x.exp();
             let plain = u.sub(1.0);
-            let exact = u.sub(1.0).mul(x).div(u.log());
+            let exact = u.sub(1.0).mul(x.div(u.log()));
             let fixed = u.eq(1.0).where_(x, plain.eq(-1.0).where_(&plain, exact));
             Tensor::value_with_grad_of(&plain.isfinite().where_(fixed, &plain), &plain)
         })
