@@ -52,16 +52,17 @@ impl Lanes {
 }
 
 /// Ops with a vector form: float arithmetic, which C vector extensions (and every backend's
-/// vector types) support; and on f32 lanes MAX, comparisons (a vector of lane masks) and
-/// WHERE, so that a tail such as ReLU, tanh or an erf-GELU after a vectorized reduce stays one
-/// vector op per vector instead of one scalar op per lane.
+/// vector types) support; and on f32 lanes MAX, comparisons (a vector of lane masks), WHERE
+/// and EXP2 (the C prelude's polynomial), so that a tail such as ReLU, tanh, softmax's `exp`
+/// or an erf-GELU after a vectorized reduce stays one vector op per vector instead of one
+/// scalar op per lane.
 fn vector_alu(n: &UOp) -> bool {
     let f32_lanes = |d: DType| d.scalar == Scalar::F32;
     match n.op() {
         Ops::ADD | Ops::SUB | Ops::MUL | Ops::FDIV | Ops::NEG | Ops::MULACC => {
             n.dtype().is_float() && vector_element(n.dtype())
         }
-        Ops::MAX | Ops::WHERE => f32_lanes(n.dtype()),
+        Ops::MAX | Ops::WHERE | Ops::EXP2 => f32_lanes(n.dtype()),
         Ops::CMPLT | Ops::CMPNE | Ops::CMPEQ => f32_lanes(n.src()[0].dtype()),
         _ => false,
     }

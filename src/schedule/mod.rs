@@ -120,10 +120,17 @@ impl Reach {
     }
 }
 
-/// Elementwise work (ALU ops, plus 2 per memory read) above which a broadcast value that reads
+/// Elementwise work (ALU ops, a transcendental counting `TRANSCENDENTAL_COST`, plus 2 per
+/// memory read) above which a broadcast value that reads
 /// memory from at least two places is materialized instead of recomputed for every element it
 /// is broadcast to. (Index math on aranges and constants is always recomputed: it is cheap.)
 const RECOMPUTE_LIMIT: usize = 12;
+
+/// What `exp2`, `log2` and `sin` cost in `fused_cost`: each is a polynomial of a dozen or so
+/// operations on the CPU, and a SIMD one only along the kernel's vector axis. So softmax's
+/// weights (`exp(x - max) / sum`) are computed once, vectorized along the keys, before the
+/// matmul with the values, not inside it as scalars.
+const TRANSCENDENTAL_COST: usize = 8;
 
 /// The work of computing `n` inside a kernel: its ALU ops and reads down to materialized nodes,
 /// each node counted once; stops counting at `limit`. Returns 0 when it reads fewer than two
@@ -141,7 +148,9 @@ fn fused_cost(n: &UOp, mat: &FxHashSet<UOp>, limit: usize) -> usize {
             reads += 1;
             continue;
         }
-        if x.op().is_alu() {
+        if matches!(x.op(), Ops::EXP2 | Ops::LOG2 | Ops::SIN) {
+            cost += TRANSCENDENTAL_COST;
+        } else if x.op().is_alu() {
             cost += 1;
         }
         stack.extend(x.src().iter().cloned());

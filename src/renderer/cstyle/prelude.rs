@@ -53,3 +53,29 @@ FG_SAT(unsigned long long, __sat_u64, 0, 18446744073709551615ull)
 "#
     };
 }
+
+/// f32 `exp2` without a libm call: `2^x = 2^n · 2^f` with `n` the nearest integer (adding and
+/// subtracting 1.5·2^23 rounds, and leaves `n` in the low bits) and `|f| <= 1/2`; `2^f` by a
+/// degree-6 polynomial (`p(0) = 1`, fitted for least maximum relative error; evaluated in f32 by
+/// Horner's rule it is within 1.2 ulp), then `2^n` applied as two powers of two in the normal
+/// range, so a result in the subnormal range is rounded once. `x` is clamped to [-160, 130]
+/// first (0 and inf beyond); NaN passes through. Unsigned arithmetic on the bits: no undefined
+/// behaviour for any input. `FG_EXP2_POLY` serves the vector helpers too (`vector.rs`).
+macro_rules! exp2_prelude {
+    () => {
+        r#"#define FG_EXP2_POLY(f) ((((((0.00015353361959569156f * (f) + 0.0013398875016719103f) * (f) \
+  + 0.00961843691766262f) * (f) + 0.055503323674201965f) * (f) + 0.24022647738456726f) * (f) \
+  + 0.6931471824645996f) * (f) + 1.0f)
+FG_FN float __fg_exp2f(float x) {
+  float c = x < -160.0f ? -160.0f : x;
+  c = 130.0f < c ? 130.0f : c;
+  float big = c + 12582912.0f;
+  float p = FG_EXP2_POLY(c - (big - 12582912.0f));
+  int n = (int)(FG_F2U(big) - FG_F2U(12582912.0f));
+  int n1 = n >> 1, n2 = n - n1;
+  float r = p * FG_U2F((unsigned int)(n1 + 127) << 23) * FG_U2F((unsigned int)(n2 + 127) << 23);
+  return x != x ? x : r;
+}
+"#
+    };
+}

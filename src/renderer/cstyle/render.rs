@@ -171,6 +171,7 @@ impl<'a> Render<'a> {
             Ops::NEG => format!("(-{})", s[0]),
             Ops::RECIP => format!("({}/{})", self.lit(ConstValue::Float(1.0), dt), s[0]),
             Ops::SQRT => format!("{}({})", (self.d.math_fn)("sqrt", dt), s[0]),
+            Ops::EXP2 if dt.count > 1 => format!("__exp2_{}({})", vector_name(dt, self.d.type_name), s[0]),
             Ops::EXP2 => format!("{}({})", (self.d.math_fn)("exp2", dt), s[0]),
             Ops::LOG2 => format!("{}({})", (self.d.math_fn)("log2", dt), s[0]),
             Ops::SIN => format!("{}({})", (self.d.math_fn)("sin", dt), s[0]),

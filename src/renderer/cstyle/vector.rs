@@ -58,7 +58,31 @@ pub(super) fn vector_typedef(dt: DType, type_name: fn(DType) -> &'static str) ->
              static inline __attribute__((always_inline)) {name} __max_{name}({name} a, {name} b) \
              {{ return __where_{name}(a < b, b, a); }}\n"
         ));
+        out.push_str(&exp2_helper(&name, n));
     }
     out.push_str("#endif\n");
     out
+}
+
+/// `exp2` of every lane at once: the prelude's `__fg_exp2f` written with vector operations
+/// (the lanes' bits through an unsigned vector type of the same size; `vbool` lanes are ints).
+/// Only where the dialect's prelude defines the polynomial (the C dialect's does).
+fn exp2_helper(name: &str, n: usize) -> String {
+    let (u, b) = (format!("__fg_vu{n}"), format!("vbool{n}"));
+    format!(
+        "#ifdef FG_EXP2_POLY\n\
+         typedef unsigned int {u} __attribute__((vector_size({size}), aligned(4)));\n\
+         static inline __attribute__((always_inline)) {name} __exp2_{name}({name} x) {{\n\
+         \x20 {name} lo = __bcast_{name}(-160.0f), hi = __bcast_{name}(130.0f), m = __bcast_{name}(12582912.0f);\n\
+         \x20 {name} c = __where_{name}(x < lo, lo, x);\n\
+         \x20 c = __where_{name}(hi < c, hi, c);\n\
+         \x20 {name} big = c + m;\n\
+         \x20 {name} f = c - (big - m);\n\
+         \x20 {name} p = FG_EXP2_POLY(f);\n\
+         \x20 {b} k = ({b})(({u})big - ({u})m);\n\
+         \x20 {b} k1 = k >> 1, k2 = k - k1;\n\
+         \x20 {name} r = p * ({name})((({u})(k1 + 127)) << 23) * ({name})((({u})(k2 + 127)) << 23);\n\
+         \x20 return __where_{name}(x != x, x, r);\n}}\n#endif\n",
+        size = 4 * n
+    )
 }
