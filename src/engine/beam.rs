@@ -16,6 +16,15 @@ use std::time::Instant;
 const MAX_CANDIDATES: usize = 32;
 const MAX_ROUNDS: usize = 3;
 
+/// Kernels of more FLOPs than this do not start a search from no opts as well as from the
+/// heuristic's: unoptimized, a large convolution runs for minutes per launch (beautiful_mnist's
+/// evaluation conv over 10,000 images: ~1e11 FLOP), and so would every candidate grown from it.
+const UNOPTIMIZED_SEED_MAX_FLOPS: u64 = 100_000_000;
+
+/// A beam entry more than this many times slower than the best is dropped before the next round
+/// (its one-opt extensions are timed launch by launch, and a slow start only grows slow ones).
+const KEEP_WITHIN: f64 = 3.0;
+
 /// Best of up to three launches; a candidate already twice as slow as `cutoff` after its
 /// first launch is not run again.
 fn time_launches(prog: &dyn crate::runtime::Program, mems: &[&DeviceMemory], cutoff: f64) -> Result<f64> {
@@ -52,9 +61,13 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Backend, width:
     let prepared = prepare(ast);
     let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
     let start = Instant::now();
-    // Start from nothing and from the hand-coded choice.
+    // Start from the hand-coded choice, and from nothing where the kernel is small enough to
+    // run unoptimized.
     let heuristic = crate::codegen::heuristic_opts(ast, device.renderer());
-    let seeds = [Vec::new(), heuristic];
+    let mut seeds = vec![heuristic];
+    if base.flops <= UNOPTIMIZED_SEED_MAX_FLOPS && !seeds[0].is_empty() {
+        seeds.insert(0, Vec::new());
+    }
     let specs: Vec<Arc<ProgramSpec>> =
         seeds.iter().map(|o| Arc::new(get_program(ast, device.renderer(), Some(o)))).collect();
     let progs = device.compile(&specs)?;
@@ -63,9 +76,15 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Backend, width:
         beam.push((time_launches(p.as_ref(), &mems, f64::MAX)?, o));
     }
     beam.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
-    let base_time = beam.iter().find(|(_, o)| o.is_empty()).map(|(t, _)| *t).unwrap_or(beam[0].0);
-    let mut tried = 2;
+    // What the search is measured against: no opts where they were timed, else the heuristic.
+    let (base_label, base_time) = match beam.iter().find(|(_, o)| o.is_empty()) {
+        Some((t, _)) => ("no opts", *t),
+        None => ("the heuristic's opts", beam[0].0),
+    };
+    let mut tried = beam.len();
     for _ in 0..MAX_ROUNDS {
+        let fastest = beam[0].0;
+        beam.retain(|(t, _)| *t <= KEEP_WITHIN * fastest);
         let mut candidates: Vec<Vec<Opt>> = Vec::new();
         for (_, opts) in &beam {
             for a in candidate_opts(&prepared, opts, device.renderer().target()) {
@@ -107,7 +126,7 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Backend, width:
     let (best_time, best) = beam.swap_remove(0);
     if debug_level() >= 1 || crate::flags::int("BEAM_VERBOSE") != 0 {
         eprintln!(
-            "BEAM {width}: {} searched {tried} candidates in {:.2} s: {:.1} us -> {:.1} us with {:?}",
+            "BEAM {width}: {} searched {tried} candidates in {:.2} s: {:.1} us ({base_label}) -> {:.1} us with {:?}",
             base_time_name(ast, device),
             start.elapsed().as_secs_f64(),
             base_time * 1e6,
