@@ -141,3 +141,31 @@ fn copy_owns_its_buffer_and_passes_the_gradient() {
         assert_eq!(view.to_vec::<f32>().unwrap(), vec![1.0, 3.0, 2.0, 4.0], "copy of a view on {dev}");
     });
 }
+
+#[test]
+fn tiny_and_huge_matrices_factor_as_well_as_unit_ones() {
+    // Squares of entries near 1e-25 are below f32's smallest subnormal and those of 1e25
+    // overflow: the factorizations scale by a power of two first, as LAPACK does.
+    for_each_device(|dev| {
+        let a = random(&[6, 4], 5);
+        let (_, s1, _) = a.svd();
+        let s1 = host(&s1);
+        for scale in [1e-25f32, 1e25] {
+            let b = a.mul(scale).realize().unwrap();
+            let bv = host(&b);
+            let ctx = format!("scale {scale:e} on {dev}");
+            let (q, r) = b.qr();
+            let (qv, rv) = (host(&q), host(&r));
+            let qr: Vec<f64> = mm(&qv, &rv, 6, 4, 4, false).iter().map(|x| x / scale as f64).collect();
+            let unit: Vec<f64> = bv.iter().map(|x| x / scale as f64).collect();
+            assert_close(&qr, &unit, 2e-5, &format!("{ctx}: q r = a"));
+            assert_close(&mm(&transpose(&qv, 6, 4), &qv, 4, 6, 4, false), &eye(4), 2e-5, &format!("{ctx}: qᵀq = I"));
+            let (u, s, v) = b.svd();
+            let (uv, sv, vv) = (host(&u), host(&s), host(&v));
+            let rel: Vec<f64> = sv.iter().map(|x| x / scale as f64).collect();
+            assert_close(&rel, &s1, 3e-5, &format!("{ctx}: s / scale = s of the unit matrix"));
+            assert_close(&mm(&transpose(&uv, 6, 4), &uv, 4, 6, 4, false), &eye(4), 3e-5, &format!("{ctx}: uᵀu = I"));
+            assert_close(&mm(&transpose(&vv, 4, 4), &vv, 4, 4, 4, false), &eye(4), 3e-5, &format!("{ctx}: vᵀv = I"));
+        }
+    });
+}

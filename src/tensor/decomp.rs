@@ -6,7 +6,8 @@
 //! choice is data — a small index buffer read by the kernel — not a constant in it, so every
 //! step runs the same few compiled kernels (a 64-column `svd` compiles as much as a 4-column
 //! one). Each step's result is materialized, which keeps kernels from growing with the step
-//! count.
+//! count. Both first divide each matrix by a power of two near its largest entry (exact), so
+//! tiny and huge matrices factor as well as unit-sized ones.
 
 use super::Tensor;
 use crate::uop::DType;
@@ -31,7 +32,8 @@ impl Tensor {
         let (dt, dev) = (self.dtype(), self.device());
         let rows = Tensor::iota(m, DType::I32, &dev).reshape([m, 1]);
         let cols = Tensor::iota(n, DType::I32, &dev).reshape([1, n]);
-        let mut r = self.clone();
+        let scale = matrix_scale(self);
+        let mut r = self.div(&scale);
         let mut q = rows.eq(Tensor::iota(m, DType::I32, &dev).reshape([1, m])).cast(dt);
         for i in 0..m.min(n) {
             let at = step_index(&[i], &dev).reshape([1, 1]);
@@ -54,7 +56,7 @@ impl Tensor {
             q = q.sub(q.matmul(&v).matmul(&vt.mul(&tau))).contiguous();
         }
         let k = m.min(n);
-        let r = rows.gt(&cols).where_(0.0, &r);
+        let r = rows.gt(&cols).where_(0.0, r.mul(&scale));
         (q.shrink_last_two((0, m), (0, k)), r.shrink_last_two((0, k), (0, n)))
     }
 
@@ -72,9 +74,11 @@ impl Tensor {
             return (v, s, u);
         }
         let (dt, dev) = (self.dtype(), self.device());
+        let scale = matrix_scale(self);
+        let a = self.div(&scale);
         // An even number of columns (a zero column added), so every round pairs them all.
         let n2 = n + n % 2;
-        let mut w = if n2 > n { self.pad_last(n2 - n) } else { self.clone() };
+        let mut w = if n2 > n { a.pad_last(n2 - n) } else { a };
         let idx = Tensor::iota(n2, DType::I32, &dev);
         let mut v = idx.reshape([n2, 1]).eq(idx.reshape([1, n2])).cast(dt);
         let h = n2 / 2;
@@ -116,17 +120,17 @@ impl Tensor {
         // Singular values are the column norms; sort them descending and keep k = n.
         let norms = w.square().sum_axis(-2);
         let order = norms.argsort(-1, true).shrink_last((0, n));
-        let s = norms.gather(-1, &order).sqrt();
+        let s_unit = norms.gather(-1, &order).sqrt();
         let pick = |t: &Tensor| {
             let mut shape = t.shape();
             *shape.last_mut().expect("a matrix") = n;
             let index = order.unsqueeze(-2).expand(shape);
             t.gather(-1, &index)
         };
-        let s_safe = s.gt(0.0).where_(&s, 1.0).unsqueeze(-2);
-        let u = s.gt(0.0).unsqueeze(-2).where_(pick(&w).div(&s_safe), 0.0);
+        let s_safe = s_unit.gt(0.0).where_(&s_unit, 1.0).unsqueeze(-2);
+        let u = s_unit.gt(0.0).unsqueeze(-2).where_(pick(&w).div(&s_safe), 0.0);
         let v = pick(&v).shrink_last_two((0, n), (0, n));
-        (u, s, v)
+        (u, s_unit.mul(scale.squeeze(-1)), v)
     }
 
     /// The last two axes `(m, n)` of a float matrix; panics naming `op` otherwise.
@@ -160,6 +164,16 @@ impl Tensor {
         *pads.last_mut().expect("at least one axis") = (0, extra);
         self.pad(&pads)
     }
+}
+
+/// A power of two near each matrix's largest magnitude (shape `[.., 1, 1]`), outside the
+/// gradient: dividing by it is exact, and brings the entries near 1, so their squares neither
+/// underflow nor overflow (LAPACK scales the same way). 1 for a matrix of zeros or with entries
+/// that are not finite.
+fn matrix_scale(x: &Tensor) -> Tensor {
+    let big = x.detach().abs().max_keepdim([-2isize, -1]);
+    let usable = big.gt(0.0).bitand(big.isfinite());
+    usable.where_(&big, 1.0).log2().floor().exp2()
 }
 
 /// Step indices as a small int32 buffer on `device`: kernels read them, so every step of a loop
