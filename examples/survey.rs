@@ -154,8 +154,9 @@ fn main() -> Result<()> {
     // (fraction of the limit, compute-bound, workload, the run)
     let mut rows: Vec<(f64, bool, String, KernelRun)> = Vec::new();
     for (name, run) in workloads.iter_mut() {
-        run()?; // compiles
-                // Each kernel's best of RUNS runs: this machine is shared, and one slow run says little.
+        // The first run compiles. Then each kernel's best of RUNS runs: this machine is shared,
+        // and one slow run says little.
+        run()?;
         let (result, mut runs) = record_kernels(&mut *run);
         result?;
         for _ in 1..RUNS {
