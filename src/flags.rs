@@ -48,6 +48,11 @@ pub const FLAGS: &[Flag] = &[
     Flag { name: "THREADS", default: "0", doc: "CPU threads for THREAD axes (0: one per core)" },
     Flag { name: "MNIST_DIR", default: "", doc: "where the MNIST files are" },
     Flag {
+        name: "MINILM_DIR",
+        default: "",
+        doc: "where all-MiniLM-L6-v2 is (default `$FERROGRAD_CACHE/models/all-MiniLM-L6-v2`; `scripts/fetch_minilm.py` fills it)",
+    },
+    Flag {
         name: "FERROGRAD_CACHE",
         default: "",
         doc: "the kernel and self-test cache folder (default `$XDG_CACHE_HOME/ferrograd`, else `~/.cache/ferrograd`)",

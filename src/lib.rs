@@ -14,6 +14,7 @@ pub mod flags;
 pub mod gradient;
 pub mod helpers;
 pub mod jit;
+pub mod models;
 pub mod nn;
 pub mod renderer;
 pub mod runtime;

@@ -19,6 +19,7 @@ const STAGES: &[&[&str]] = &[
     &["gradient"],
     &["jit"],
     &["nn"],
+    &["models"],
 ];
 
 fn src_dir() -> PathBuf {
@@ -210,6 +211,9 @@ const PUBLIC_MODULES: &[&str] = &[
     "gradient",
     "helpers",
     "jit",
+    "models",
+    "models::bert",
+    "models::tokenize",
     "nn",
     "nn::datasets",
     "nn::optim",

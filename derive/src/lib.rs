@@ -1,6 +1,8 @@
 //! `#[derive(Module)]`: a model struct lists its tensors for `state_dict`, `get_parameters` and
 //! `load_state_dict` by visiting each field under its name (`conv1.weight`, `layers.0.bias`).
-//! Fields marked `#[module(skip)]` are left out.
+//! Fields marked `#[module(skip)]` are left out; `#[module(name = "self")]` visits a field under
+//! another name (for checkpoint keys that are Rust keywords or not snake case, such as BERT's
+//! `attention.self` and `LayerNorm`).
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -19,6 +21,27 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
             .iter()
             .any(|a| a.path().is_ident("module") && a.parse_args::<syn::Ident>().map(|i| i == "skip").unwrap_or(false))
     };
+    let renamed = |attrs: &[syn::Attribute]| -> syn::Result<Option<String>> {
+        let mut name = None;
+        for a in attrs.iter().filter(|a| a.path().is_ident("module")) {
+            if let Ok(nv) = a.parse_args::<syn::MetaNameValue>() {
+                if !nv.path.is_ident("name") {
+                    return Err(syn::Error::new_spanned(
+                        &nv.path,
+                        "expected #[module(name = \"...\")] or #[module(skip)]",
+                    ));
+                }
+                match &nv.value {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => name = Some(s.value()),
+                    other => {
+                        return Err(syn::Error::new_spanned(other, "#[module(name = ...)] takes a string literal"))
+                    }
+                }
+            }
+        }
+        Ok(name)
+    };
+    let mut errors = Vec::new();
     let visits: Vec<proc_macro2::TokenStream> = match &data.fields {
         Fields::Named(f) => f
             .named
@@ -26,7 +49,13 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
             .filter(|f| !skip(&f.attrs))
             .map(|f| {
                 let id = f.ident.as_ref().expect("named field");
-                let key = id.to_string();
+                let key = match renamed(&f.attrs) {
+                    Ok(name) => name.unwrap_or_else(|| id.to_string()),
+                    Err(e) => {
+                        errors.push(e.to_compile_error());
+                        id.to_string()
+                    }
+                };
                 quote! { ::ferrograd::nn::Module::visit(&self.#id, &::ferrograd::nn::join_name(prefix, #key), f); }
             })
             .collect(),
@@ -43,6 +72,9 @@ pub fn derive_module(input: TokenStream) -> TokenStream {
             .collect(),
         Fields::Unit => Vec::new(),
     };
+    if !errors.is_empty() {
+        return quote! { #(#errors)* }.into();
+    }
     quote! {
         impl #impl_generics ::ferrograd::nn::Module for #name #ty_generics #where_clause {
             fn visit(&self, prefix: &str, f: &mut dyn FnMut(&str, &::ferrograd::Tensor)) {

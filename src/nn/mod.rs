@@ -7,6 +7,7 @@ pub mod optim;
 pub mod safetensors;
 mod state;
 
+pub use crate::tensor::skip_init;
 pub use ferrograd_derive::Module;
 pub use layers::{
     BatchNorm, Conv1d, Conv2d, ConvNd, ConvTranspose2d, Dropout, Embedding, GroupNorm, InstanceNorm, LSTMCell,

@@ -22,6 +22,25 @@ struct RngState {
 
 thread_local! {
     static RNG: RefCell<Option<RngState>> = const { RefCell::new(None) };
+    /// Depth of `skip_init` scopes on this thread.
+    static SKIP_INIT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Runs `f` — typically a model's constructor whose parameters `load_state_dict` is about to
+/// fill — without drawing random numbers: random tensors made inside are placeholders of the
+/// right shape and dtype whose values are unspecified (as PyTorch's `skip_init`). Nothing runs
+/// on a device and this thread's generator does not advance, so the numbers drawn after it are
+/// those that would have been drawn without it.
+pub fn skip_init<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore;
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SKIP_INIT.with(|c| c.set(c.get() - 1));
+        }
+    }
+    SKIP_INIT.with(|c| c.set(c.get() + 1));
+    let _restore = Restore;
+    f()
 }
 
 /// The seed of threads that have not called `manual_seed` (the last seed set on any thread).
@@ -100,6 +119,9 @@ impl Tensor {
     /// thread that seeds draws the same numbers whatever other threads do.
     pub(crate) fn random_bits(n: usize, device: &str) -> Tensor {
         assert!(n <= u32::MAX as usize, "random: {n} numbers in one call is more than 2^32");
+        if SKIP_INIT.with(|c| c.get() > 0) {
+            return Tensor::full_on([n], ConstValue::Int(0), DType::U32, device);
+        }
         let ((k0, k1), counter) = with_rng(|s| {
             let pos = s.counters.iter().position(|(d, _)| d == device);
             let counter = match pos {
