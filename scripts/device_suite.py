@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # PoCL (2 cores, 2026-12) so the longest start first. A binary missing here runs last.
 BINARIES = {
     "reduce": 130,
+    "llm": 64,
     "movement": 56,
     "opts_equivalence": 53,
     "dtypes": 53,

@@ -85,3 +85,17 @@ fn assigning_to_a_broadcast_view_panics() {
     let x = Tensor::zeros([1, 3]).contiguous().realize().unwrap();
     x.expand([2, 3]).assign(Tensor::ones([2, 3]));
 }
+
+#[test]
+fn assigning_to_a_slice_inside_no_grad_writes_into_the_tensor() {
+    // Views made inside no_grad are detached; the write must still reach the tensor (it once
+    // made the slice stand for the value and left the tensor unchanged).
+    for_each_device(|_| {
+        let x = Tensor::zeros([2, 4]).contiguous().realize().unwrap();
+        ferrograd::tensor::no_grad(|| {
+            x.shrink(&[(1, 2), (1, 3)]).assign(Tensor::from_slice(&[5.0f32, 6.0]).reshape([1, 2]));
+            x.transpose(0, 1).shrink(&[(3, 4), (0, 1)]).assign(7.0);
+        });
+        assert_eq!(x.to_vec::<f32>().unwrap(), vec![0.0, 0.0, 0.0, 7.0, 0.0, 5.0, 6.0, 0.0]);
+    });
+}

@@ -56,6 +56,17 @@ fn program_cache() -> &'static Mutex<ProgramCache> {
     })
 }
 
+thread_local! {
+    static KERNELS_BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Kernels this thread's realizes have made ready (compiled, or loaded from the disk cache)
+/// because no program was in memory for them: a count that stays put while a loop runs means
+/// the loop reuses its kernels (tests of symbolic values and the JIT use it).
+pub fn kernels_built_on_this_thread() -> usize {
+    KERNELS_BUILT.with(|c| c.get())
+}
+
 /// Sets how many compiled kernels the engine keeps (least recently used dropped first).
 pub fn set_program_cache_capacity(n: usize) {
     let mut c = program_cache().lock().unwrap_or_else(|e| e.into_inner());
@@ -106,6 +117,7 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
         }
         let started = std::time::Instant::now();
         let programs = device.compile(&specs)?;
+        KERNELS_BUILT.with(|c| c.set(c.get() + specs.len()));
         if debug_level() >= 1 {
             let secs = started.elapsed().as_secs_f64();
             eprintln!(

@@ -3,5 +3,15 @@
 //! to the checkpoint's so `load_state_dict` checks every key, shape and dtype.
 
 pub mod bert;
+pub mod config;
+pub mod generate;
+pub mod gpt2;
+pub mod kv_cache;
+pub mod llama;
 #[cfg(feature = "tokenizers")]
 pub mod tokenize;
+
+pub use generate::{generate, CausalLm, GenerateOpts, Generated, Sampling};
+pub use gpt2::Gpt2;
+pub use kv_cache::{KvCache, Start};
+pub use llama::Llama;

@@ -97,6 +97,11 @@ fn view_of_realized(top: &UOp) -> Option<(UOp, Vec<UOp>)> {
     let mut chain = Vec::new();
     let mut n = top.clone();
     while !is_backed(&n) {
+        // A view made inside `no_grad` is detached: DETACH changes no value, so look through it.
+        if n.op() == Ops::DETACH {
+            n = n.src()[0].clone();
+            continue;
+        }
         if !matches!(n.op(), Ops::RESHAPE | Ops::PERMUTE | Ops::SHRINK | Ops::FLIP | Ops::PAD | Ops::EXPAND) {
             return None;
         }

@@ -35,7 +35,7 @@ pub use attention::AttentionOpts;
 pub use conv::ConvOpts;
 pub use create::with_default_device;
 pub use loss::{CrossEntropyOpts, Reduction};
-pub use random::{set_training, skip_init, train};
+pub use random::{is_skip_init, set_training, skip_init, train};
 
 pub(crate) use create::buffer_view;
 pub use elementwise::Operand;

@@ -26,6 +26,11 @@ thread_local! {
     static SKIP_INIT: Cell<usize> = const { Cell::new(0) };
 }
 
+/// Whether a `skip_init` scope is active on this thread.
+pub fn is_skip_init() -> bool {
+    SKIP_INIT.with(|c| c.get() > 0)
+}
+
 /// Runs `f` — typically a model's constructor whose parameters `load_state_dict` is about to
 /// fill — without drawing random numbers: random tensors made inside are placeholders of the
 /// right shape and dtype whose values are unspecified (as PyTorch's `skip_init`). Nothing runs
@@ -119,7 +124,7 @@ impl Tensor {
     /// thread that seeds draws the same numbers whatever other threads do.
     pub(crate) fn random_bits(n: usize, device: &str) -> Tensor {
         assert!(n <= u32::MAX as usize, "random: {n} numbers in one call is more than 2^32");
-        if SKIP_INIT.with(|c| c.get() > 0) {
+        if is_skip_init() {
             return Tensor::full_on([n], ConstValue::Int(0), DType::U32, device);
         }
         let ((k0, k1), counter) = with_rng(|s| {

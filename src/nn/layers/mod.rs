@@ -21,8 +21,11 @@ pub(crate) fn uniform_param(shape: Vec<usize>, bound: f64) -> Tensor {
 
 /// A parameter with a buffer of its own. If the device cannot run the init kernel (it is not
 /// there, or has no compiler), the parameter stays lazy: the next realize reports that error.
+/// Inside `skip_init` it stays lazy too (a placeholder `load_state_dict` replaces).
 pub(crate) fn realized_param(t: Tensor) -> Tensor {
-    let _ = t.realize();
+    if !crate::tensor::is_skip_init() {
+        let _ = t.realize();
+    }
     t.requires_grad()
 }
 

@@ -1,0 +1,146 @@
+//! LLaMA and GPT-2 (`models::llama`, `models::gpt2`) against Hugging Face `transformers` on
+//! small random-weight models (tests/fixtures/llm/*, written by scripts/llm_fixtures.py):
+//! prompt logits within 1e-4, and 32 greedy tokens identical to `generate`'s with and without
+//! the KV cache and TinyJit.
+
+use ferrograd::models::llama::{LlamaConfig, RopeScaling};
+use ferrograd::models::{generate, CausalLm, GenerateOpts, Gpt2, KvCache, Llama, Sampling, Start};
+use ferrograd::tensor::no_grad;
+use ferrograd::{Error, Tensor};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+fn fixture_dir(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llm").join(name)
+}
+
+struct Reference {
+    prompt: Vec<u32>,
+    logits: Vec<Vec<f64>>,
+    greedy: Vec<u32>,
+}
+
+fn reference(name: &str) -> Reference {
+    let text = std::fs::read_to_string(fixture_dir(name).join("reference.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ids = |key: &str| v[key].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+    let logits = v["logits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .collect();
+    Reference { prompt: ids("prompt_ids"), logits, greedy: ids("greedy") }
+}
+
+fn ids(tokens: &[u32]) -> Tensor {
+    Tensor::from_vec(tokens.iter().map(|&t| t as i32).collect::<Vec<_>>(), [1, tokens.len()])
+}
+
+/// Largest difference between `got` (`[1, t, vocab]`) and the reference logits.
+fn worst_logit_error(got: &Tensor, want: &[Vec<f64>]) -> f64 {
+    let v = want[0].len();
+    assert_eq!(got.shape(), vec![1, want.len(), v]);
+    let got = got.to_vec::<f32>().unwrap();
+    want.iter().flatten().zip(&got).map(|(w, g)| (w - *g as f64).abs()).fold(0.0, f64::max)
+}
+
+fn check_model<M: CausalLm + 'static>(name: &str, model: M) {
+    let r = reference(name);
+    let model = Rc::new(model);
+    // The prompt at once, without and with a cache.
+    let plain = no_grad(|| model.forward(&ids(&r.prompt), Start::At(0), None));
+    let err = worst_logit_error(&plain, &r.logits);
+    eprintln!("{name}: prompt logits within {err:.2e} of transformers");
+    assert!(err <= 1e-4, "{name}: prompt logits differ from transformers by {err:.2e}");
+    let cache: KvCache = model.new_cache(1, r.prompt.len() + 4);
+    let cached = no_grad(|| model.forward(&ids(&r.prompt), Start::At(0), Some(&cache)));
+    let err = worst_logit_error(&cached, &r.logits);
+    assert!(err <= 1e-4, "{name}: prompt logits with a KV cache differ by {err:.2e}");
+
+    for (kv_cache, jit) in [(false, false), (true, false), (true, true)] {
+        let opts = GenerateOpts { sampling: Sampling::greedy(), kv_cache, jit };
+        let mut streamed = Vec::new();
+        let out = generate(&model, &r.prompt, r.greedy.len(), &opts, |t| streamed.push(t)).unwrap();
+        assert_eq!(out.tokens, streamed, "{name}: the callback saw every token");
+        assert_eq!(out.tokens, r.greedy, "{name}: greedy tokens (kv cache {kv_cache}, TinyJit {jit})");
+    }
+}
+
+#[test]
+fn llama3_with_gqa_scaled_rope_tied_bf16_matches_transformers() {
+    let model = Llama::from_pretrained(fixture_dir("llama")).unwrap();
+    assert!(model.lm_head.is_none() && model.config.num_key_value_heads == 2);
+    assert!(matches!(model.config.rope_scaling, RopeScaling::Llama3 { .. }));
+    check_model("llama", model);
+}
+
+#[test]
+fn llama2_untied_f16_matches_transformers() {
+    let model = Llama::from_pretrained(fixture_dir("llama-f16")).unwrap();
+    assert!(model.lm_head.is_some() && model.config.rope_scaling == RopeScaling::None);
+    assert_eq!(model.config.head_dim, 12);
+    check_model("llama-f16", model);
+}
+
+#[test]
+fn gpt2_matches_transformers() {
+    check_model("gpt2", Gpt2::from_pretrained(fixture_dir("gpt2")).unwrap());
+}
+
+#[test]
+fn decode_steps_at_new_positions_build_no_kernels() {
+    // A decode step takes its position from a tensor: after the first step, every later
+    // position runs the kernels already built.
+    let model = Llama::from_pretrained(fixture_dir("llama")).unwrap();
+    let cache = model.new_cache(1, 40);
+    let prompt = no_grad(|| model.forward(&ids(&[5, 6, 7]), Start::At(0), Some(&cache)));
+    prompt.realize().unwrap();
+    let mut built = Vec::new();
+    for pos in 3..12 {
+        let p = Tensor::from_vec(vec![pos], [1]);
+        let logits = no_grad(|| model.forward(&ids(&[pos as u32 % 50]), Start::In(&p), Some(&cache)));
+        logits.realize().unwrap();
+        built.push(ferrograd::engine::kernels_built_on_this_thread());
+    }
+    assert!(built.iter().all(|&b| b == built[0]), "kernels built by this thread after each step: {built:?}");
+}
+
+#[test]
+fn sampling_is_seeded_and_follows_top_k() {
+    let r = reference("gpt2");
+    let model = Rc::new(Gpt2::from_pretrained(fixture_dir("gpt2")).unwrap());
+    let run = |sampling: Sampling| {
+        let opts = GenerateOpts { sampling, kv_cache: true, jit: false };
+        generate(&model, &r.prompt, 8, &opts, |_| {}).unwrap().tokens
+    };
+    let hot = Sampling { temperature: 1.5, top_k: 0, top_p: 1.0, seed: 3 };
+    assert_eq!(run(hot.clone()), run(hot.clone()), "the same seed draws the same tokens");
+    assert_ne!(run(hot.clone()), run(Sampling { seed: 4, ..hot.clone() }), "another seed draws others");
+    // top_k = 1 and a tiny top_p are greedy whatever the temperature.
+    let greedy = &r.greedy[..8];
+    assert_eq!(run(Sampling { top_k: 1, ..hot.clone() }), greedy);
+    assert_eq!(run(Sampling { top_p: 1e-9, ..hot }), greedy);
+}
+
+#[test]
+fn config_errors_name_the_file_and_the_setting() {
+    let dir = std::env::temp_dir().join(format!("ferrograd-llm-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.json");
+    let base = std::fs::read_to_string(fixture_dir("llama/config.json")).unwrap();
+    std::fs::write(&path, base.replace("\"silu\"", "\"relu\"")).unwrap();
+    let err = LlamaConfig::from_file(&path).unwrap_err();
+    assert!(matches!(err, Error::Format { .. }) && err.to_string().contains("relu"), "{err}");
+    std::fs::write(&path, base.replace("\"llama3\"", "\"yarn\"")).unwrap();
+    let err = LlamaConfig::from_file(&path).unwrap_err();
+    assert!(err.to_string().contains("yarn") && err.to_string().contains("config.json"), "{err}");
+    std::fs::write(&path, base.replace("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")).unwrap();
+    let err = LlamaConfig::from_file(&path).unwrap_err();
+    assert!(err.to_string().contains("num_key_value_heads"), "{err}");
+    // A folder with a config and no weights says what is missing.
+    std::fs::write(&path, &base).unwrap();
+    let err = Llama::from_pretrained(&dir).err().expect("no weights here");
+    assert!(matches!(err, Error::NotFound { .. }) && err.to_string().contains("model.safetensors"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
