@@ -212,6 +212,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "helpers",
     "jit",
     "models",
+    "models::auto",
     "models::bert",
     "models::config",
     "models::generate",

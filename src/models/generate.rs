@@ -11,9 +11,23 @@ use std::time::Instant;
 
 /// A decoder that maps tokens to next-token logits.
 pub trait CausalLm {
-    /// Logits `[batch, t, vocab]` of `tokens` (`[batch, t]`, integer) that sit at `start`,
-    /// reading and extending `cache` (without one the tokens must start at 0).
-    fn forward(&self, tokens: &Tensor, start: Start, cache: Option<&KvCache>) -> Tensor;
+    /// The last hidden states `[batch, t, width]` (after the final norm) of `tokens`
+    /// (`[batch, t]`, integer) that sit at `start`, reading and extending `cache` (without one
+    /// the tokens must start at 0).
+    fn hidden(&self, tokens: &Tensor, start: Start, cache: Option<&KvCache>) -> Tensor;
+    /// Next-token logits `[.., vocab]` of hidden states `[.., width]`.
+    fn logits(&self, hidden: &Tensor) -> Tensor;
+    /// Logits `[batch, t, vocab]` of every token.
+    fn forward(&self, tokens: &Tensor, start: Start, cache: Option<&KvCache>) -> Tensor {
+        self.logits(&self.hidden(tokens, start, cache))
+    }
+    /// Logits `[batch, vocab]` of the last token only (what generation needs: the output
+    /// projection runs on one row).
+    fn forward_last(&self, tokens: &Tensor, start: Start, cache: Option<&KvCache>) -> Tensor {
+        let h = self.hidden(tokens, start, cache);
+        let s = h.shape();
+        self.logits(&h.shrink(&[(0, s[0]), (s[1] - 1, s[1]), (0, s[2])]).reshape([s[0], s[2]]))
+    }
     /// An empty cache for `batch` sequences of up to `max_len` tokens.
     fn new_cache(&self, batch: usize, max_len: usize) -> KvCache;
     /// The longest sequence the model's positions cover.
@@ -63,6 +77,11 @@ pub struct Generated {
     pub first_token_s: f64,
     /// Seconds for the later tokens.
     pub decode_s: f64,
+    /// Kernels one decode step replays (with TinyJit, once captured).
+    pub kernels_per_step: Option<usize>,
+    /// Seconds a replayed step spends outside its kernels, per kernel (measured on the last
+    /// step, with TinyJit).
+    pub replay_overhead_s: Option<f64>,
 }
 
 /// A small deterministic generator for sampling (SplitMix64).
@@ -156,10 +175,13 @@ pub fn generate<M: CausalLm + ?Sized + 'static>(
         for step in 0..n {
             let mut padded = tokens.clone();
             padded.resize(total, 0);
-            let logits = no_grad(|| model.forward(&ids_tensor(&padded), Start::At(0), None));
             let row = tokens.len() - 1;
-            let v = logits.shape()[2];
-            let last = logits.shrink(&[(0, 1), (row, row + 1), (0, v)]).to_vec::<f32>()?;
+            let last = no_grad(|| {
+                let h = model.hidden(&ids_tensor(&padded), Start::At(0), None);
+                let w = h.shape()[2];
+                model.logits(&h.shrink(&[(0, 1), (row, row + 1), (0, w)]).reshape([1, w]))
+            });
+            let last = last.cast(DType::F32).to_vec::<f32>()?;
             let next = sample(&last, &opts.sampling, &mut rng);
             tokens.push(next);
             on_token(next);
@@ -171,13 +193,15 @@ pub fn generate<M: CausalLm + ?Sized + 'static>(
             tokens: tokens[prompt.len()..].to_vec(),
             first_token_s,
             decode_s: start.elapsed().as_secs_f64() - first_token_s,
+            kernels_per_step: None,
+            replay_overhead_s: None,
         });
     }
 
     let cache = Rc::new(model.new_cache(1, total));
-    let logits = no_grad(|| model.forward(&ids_tensor(prompt), Start::At(0), Some(&cache)));
-    let (t, v) = (prompt.len(), logits.shape()[2]);
-    let last = logits.shrink(&[(0, 1), (t - 1, t), (0, v)]).to_vec::<f32>()?;
+    let logits = no_grad(|| model.forward_last(&ids_tensor(prompt), Start::At(0), Some(&cache)));
+    let v = logits.shape()[1];
+    let last = logits.cast(DType::F32).to_vec::<f32>()?;
     let mut next = sample(&last, &opts.sampling, &mut rng);
     tokens.push(next);
     on_token(next);
@@ -186,15 +210,24 @@ pub fn generate<M: CausalLm + ?Sized + 'static>(
     let (m, c) = (model.clone(), cache.clone());
     let step = move |inputs: &[Tensor]| -> Vec<Tensor> {
         no_grad(|| {
-            let logits = m.forward(&inputs[0], Start::In(&inputs[1]), Some(&c));
+            let logits = m.forward_last(&inputs[0], Start::In(&inputs[1]), Some(&c));
             vec![logits.reshape([v]).contiguous()]
         })
     };
     let mut jit = opts.jit.then(|| TinyJit::new(step.clone()));
-    for _ in 1..n {
+    let mut replay_overhead_s = None;
+    for i in 1..n {
         let token = Tensor::from_vec(vec![next as i32], [1, 1]);
         let pos = Tensor::from_vec(vec![(tokens.len() - 1) as i32], [1]);
         let out = match jit.as_mut() {
+            // The last step of a long enough run is a replay: time it against its kernels.
+            Some(j) if i == n - 1 && i >= 4 => {
+                let began = Instant::now();
+                let (out, runs) = crate::engine::record_kernels(|| j.call(&[&token, &pos]));
+                let outside = began.elapsed().as_secs_f64() - runs.iter().map(|r| r.seconds).sum::<f64>();
+                replay_overhead_s = Some(outside.max(0.0) / runs.len().max(1) as f64);
+                out?
+            }
             Some(j) => j.call(&[&token, &pos])?,
             None => step(&[token, pos]),
         };
@@ -207,5 +240,7 @@ pub fn generate<M: CausalLm + ?Sized + 'static>(
         tokens: tokens[prompt.len()..].to_vec(),
         first_token_s,
         decode_s: start.elapsed().as_secs_f64() - first_token_s,
+        kernels_per_step: jit.as_ref().and_then(|j| j.captured_len()),
+        replay_overhead_s,
     })
 }

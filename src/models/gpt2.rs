@@ -153,9 +153,9 @@ impl Gpt2 {
 }
 
 impl CausalLm for Gpt2 {
-    fn forward(&self, tokens: &Tensor, start: Start, cache: Option<&KvCache>) -> Tensor {
+    fn hidden(&self, tokens: &Tensor, start: Start, cache: Option<&KvCache>) -> Tensor {
         let shape = tokens.shape();
-        assert_eq!(shape.len(), 2, "Gpt2::forward: tokens must be [batch, t] (got {shape:?})");
+        assert_eq!(shape.len(), 2, "Gpt2::hidden: tokens must be [batch, t] (got {shape:?})");
         let (b, t) = (shape[0], shape[1]);
         let (d, heads) = (self.config.n_embd, self.config.n_head);
         let tr = &self.transformer;
@@ -172,7 +172,7 @@ impl CausalLm for Gpt2 {
                     attend(&q, &keys, &values, Some(&mask))
                 }
                 None => {
-                    assert!(matches!(start, Start::At(0)), "Gpt2::forward: without a cache the tokens start at 0");
+                    assert!(matches!(start, Start::At(0)), "Gpt2::hidden: without a cache the tokens start at 0");
                     attend(&q, &k, &v, None)
                 }
             };
@@ -180,7 +180,11 @@ impl CausalLm for Gpt2 {
             let h = block.mlp.c_fc.forward(&block.ln_2.forward(&x)).gelu_tanh();
             x = &x + block.mlp.c_proj.forward(&h);
         }
-        tr.ln_f.forward(&x).matmul(&tr.wte.weight.t())
+        tr.ln_f.forward(&x)
+    }
+
+    fn logits(&self, hidden: &Tensor) -> Tensor {
+        hidden.matmul(&self.transformer.wte.weight.t())
     }
 
     fn new_cache(&self, batch: usize, max_len: usize) -> KvCache {

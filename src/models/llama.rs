@@ -304,9 +304,9 @@ fn apply_rotary(x: &Tensor, cos: &Tensor, sin: &Tensor) -> Tensor {
 }
 
 impl CausalLm for Llama {
-    fn forward(&self, tokens: &Tensor, start: Start, cache: Option<&KvCache>) -> Tensor {
+    fn hidden(&self, tokens: &Tensor, start: Start, cache: Option<&KvCache>) -> Tensor {
         let shape = tokens.shape();
-        assert_eq!(shape.len(), 2, "Llama::forward: tokens must be [batch, t] (got {shape:?})");
+        assert_eq!(shape.len(), 2, "Llama::hidden: tokens must be [batch, t] (got {shape:?})");
         let (b, t) = (shape[0], shape[1]);
         let c = &self.config;
         let (heads, kv_heads, hd) = (c.num_attention_heads, c.num_key_value_heads, c.head_dim);
@@ -325,7 +325,7 @@ impl CausalLm for Llama {
                     attend(&q, &keys, &values, Some(&mask))
                 }
                 None => {
-                    assert!(matches!(start, Start::At(0)), "Llama::forward: without a cache the tokens start at 0");
+                    assert!(matches!(start, Start::At(0)), "Llama::hidden: without a cache the tokens start at 0");
                     attend(&q, &k, &v, None)
                 }
             };
@@ -334,10 +334,13 @@ impl CausalLm for Llama {
             let m = &layer.mlp;
             x = &x + m.down_proj.forward(&(m.gate_proj.forward(&h).silu() * m.up_proj.forward(&h)));
         }
-        let x = self.model.norm.forward(&x);
+        self.model.norm.forward(&x)
+    }
+
+    fn logits(&self, hidden: &Tensor) -> Tensor {
         match &self.lm_head {
-            Some(head) => head.forward(&x),
-            None => x.matmul(&self.model.embed_tokens.weight.t()),
+            Some(head) => head.forward(hidden),
+            None => hidden.matmul(&self.model.embed_tokens.weight.t()),
         }
     }
 

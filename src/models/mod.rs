@@ -2,6 +2,7 @@
 //! their authors publish (a `config.json` and a `model.safetensors`), with parameter names equal
 //! to the checkpoint's so `load_state_dict` checks every key, shape and dtype.
 
+pub mod auto;
 pub mod bert;
 pub mod config;
 pub mod generate;
@@ -11,6 +12,7 @@ pub mod llama;
 #[cfg(feature = "tokenizers")]
 pub mod tokenize;
 
+pub use auto::load_causal_lm;
 pub use generate::{generate, CausalLm, GenerateOpts, Generated, Sampling};
 pub use gpt2::Gpt2;
 pub use kv_cache::{KvCache, Start};

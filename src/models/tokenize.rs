@@ -77,3 +77,41 @@ impl SentenceTokenizer {
         })
     }
 }
+
+/// A language model's tokenizer: text to token ids and back, as `transformers` encodes by
+/// default (with the special tokens the tokenizer's post-processor adds, such as LLaMA's BOS).
+pub struct TextTokenizer {
+    tokenizer: Tokenizer,
+    path: PathBuf,
+}
+
+impl TextTokenizer {
+    /// Reads `dir/tokenizer.json`.
+    pub fn from_dir(dir: impl AsRef<Path>) -> Result<TextTokenizer> {
+        let path = dir.as_ref().join("tokenizer.json");
+        if !path.is_file() {
+            return Err(Error::NotFound {
+                what: format!("{}", path.display()),
+                help: "Without the model's tokenizer.json, give the prompt as token ids.".into(),
+            });
+        }
+        let tokenizer =
+            Tokenizer::from_file(&path).map_err(|e| Error::Format { path: path.clone(), message: e.to_string() })?;
+        Ok(TextTokenizer { tokenizer, path })
+    }
+
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let e = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| Error::Format { path: self.path.clone(), message: format!("encoding failed: {e}") })?;
+        Ok(e.get_ids().to_vec())
+    }
+
+    /// The text of `ids`, special tokens left out.
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        self.tokenizer
+            .decode(ids, true)
+            .map_err(|e| Error::Format { path: self.path.clone(), message: format!("decoding failed: {e}") })
+    }
+}
