@@ -72,6 +72,35 @@ fn loading_copies_instead_of_sharing_the_dicts_buffers() {
 }
 
 #[test]
+fn a_buffer_reachable_from_elsewhere_is_copied_not_taken_over() {
+    // A lazy model takes over the dict's buffers only when nothing else can reach them (as
+    // for `safe_load`'s tensors); here other handles reach the same memory through another
+    // handle on the same node and through a reshape.
+    let model = net();
+    let mut dict = full_dict();
+    let bias = f32s(&[1.0, 2.0, 3.0], &[3]).realize().unwrap();
+    let weight = f32s(&[1.0; 6], &[6]).realize().unwrap();
+    dict.insert("layers.0.bias".into(), Tensor::from_uop(bias.uop()));
+    dict.insert("layers.0.weight".into(), weight.reshape([2, 3]));
+    load_state_dict(&model, dict).unwrap();
+    model.layers[0].bias.assign(Tensor::full([3], 9.0)).realize().unwrap();
+    model.layers[0].weight.assign(Tensor::full([2, 3], 9.0)).realize().unwrap();
+    assert_eq!(bias.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(weight.to_vec::<f32>().unwrap(), vec![1.0; 6]);
+    // Loaded from a file, the model owns the tensors outright and trains as usual.
+    let path = std::env::temp_dir().join(format!("ferrograd-state-own-{}.safetensors", std::process::id()));
+    safe_save(&full_dict(), &path).unwrap();
+    let fresh = net();
+    load_state_dict(&fresh, safe_load(&path).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(fresh.layers[1].weight.is_requires_grad());
+    fresh.layers[1].weight.sum().backward();
+    assert_eq!(fresh.layers[1].weight.grad().unwrap().to_vec::<f32>().unwrap(), vec![1.0; 6]);
+    fresh.layers[1].weight.assign(Tensor::full([2, 3], -1.0)).realize().unwrap();
+    assert_eq!(fresh.layers[1].weight.to_vec::<f32>().unwrap(), vec![-1.0; 6]);
+}
+
+#[test]
 fn every_problem_is_reported_in_one_error_and_nothing_changes() {
     let model = net();
     let mut d = full_dict();

@@ -222,6 +222,17 @@ pub fn safe_load_on(path: impl AsRef<Path>, device: &str) -> Result<BTreeMap<Str
         } else {
             buf.copy_in(bytes)?;
         }
+        #[cfg(unix)]
+        if let Some((s, e)) = range {
+            // The file's pages read so far would otherwise stay in this process's resident
+            // memory until the map is dropped, doubling the peak of a large load.
+            // SAFETY: MADV_DONTNEED on a read-only shared file mapping only drops our page
+            // table entries: a later access faults the same bytes back in from the file (the
+            // caveat of a concurrently changed file is the one accepted above), so no
+            // reference into the map can observe freed memory. The range is within the map
+            // (checked by `map.get` above).
+            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, s, e - s) };
+        }
         out.insert(name, Tensor::from_uop(buffer_view(buf, &info.shape)));
     }
     Ok(out)

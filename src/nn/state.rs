@@ -33,7 +33,7 @@ pub fn load_state_dict(model: &impl Module, dict: BTreeMap<String, Tensor>) -> R
 /// [`load_state_dict`]; with `strict == false`, keys missing from `dict` keep their values and
 /// keys of `dict` the model lacks are ignored. Shape and dtype mismatches are errors either way
 /// (as in PyTorch).
-pub fn load_state_dict_with(model: &impl Module, dict: BTreeMap<String, Tensor>, strict: bool) -> Result<()> {
+pub fn load_state_dict_with(model: &impl Module, mut dict: BTreeMap<String, Tensor>, strict: bool) -> Result<()> {
     let targets = state_dict(model);
     let mut missing = Vec::new();
     let mut mismatched = Vec::new();
@@ -43,7 +43,7 @@ pub fn load_state_dict_with(model: &impl Module, dict: BTreeMap<String, Tensor>,
             None => missing.push(name.clone()),
             Some(value) => match mismatch(name, target, value) {
                 Some(problem) => mismatched.push(problem),
-                None => pairs.push((target, value)),
+                None => pairs.push((target, name)),
             },
         }
     }
@@ -55,16 +55,44 @@ pub fn load_state_dict_with(model: &impl Module, dict: BTreeMap<String, Tensor>,
     if !missing.is_empty() || !unexpected.is_empty() || !mismatched.is_empty() {
         return Err(Error::StateDict { missing, unexpected, mismatched });
     }
+    // One tensor at a time, each value dropped once copied: a model built inside `skip_init`
+    // from a dict the caller handed over peaks at the weights plus one tensor, not twice them.
     no_grad(|| {
-        let ts: Vec<&Tensor> = pairs.iter().map(|(t, _)| *t).collect();
-        for (target, value) in &pairs {
+        for (target, name) in pairs {
+            let value = dict.remove(name).expect("paired above");
+            if takes_over(target, &value) {
+                target.set_uop(value.uop());
+                continue;
+            }
             give_own_buffer(target)?;
             let dev = target.device();
-            let value = if value.device() == dev { (*value).clone() } else { value.to(&dev) };
+            let value = if value.device() == dev { value } else { value.to(&dev) };
             target.assign(&value);
+            target.realize()?;
         }
-        Tensor::realize_all(&ts)
+        Ok(())
     })
+}
+
+/// Whether `target` (not backed by memory yet) can simply take `value`'s buffer instead of a
+/// copy: same dtype and device, and `value` is the only way to reach that buffer (one handle,
+/// a plain view, no other node or tensor holding it) — as the tensors `safe_load` returns are.
+fn takes_over(target: &Tensor, value: &Tensor) -> bool {
+    let u = target.uop();
+    let view = if u.op() == Ops::ASSIGN { u.src()[0].clone() } else { u };
+    if existing_buffer(&view).is_some() || target.dtype() != value.dtype() || target.device() != value.device() {
+        return false;
+    }
+    let v = value.uop();
+    let plain_view = match v.op() {
+        Ops::BUFFER => true,
+        Ops::RESHAPE => v.src()[0].op() == Ops::BUFFER && v.src()[0].holders() == 1,
+        _ => false,
+    };
+    let Some(buf) = existing_buffer(&v) else { return false };
+    // The top node is held by the value's handle and by `v` here; the buffer by the BUFFER node
+    // and by `buf` here.
+    plain_view && value.handle_count() == 1 && v.holders() == 2 && std::sync::Arc::strong_count(&buf) == 2
 }
 
 /// Makes a target that is not yet backed by memory (a lazy `Tensor::zeros`, say) stand for a

@@ -41,6 +41,10 @@ impl Tensor {
     pub(crate) fn write(&self) -> std::sync::RwLockWriteGuard<'_, TensorInner> {
         self.inner.write().unwrap_or_else(|e| e.into_inner())
     }
+    /// How many clones of this handle exist (1: this is the only one).
+    pub fn handle_count(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
     /// The graph node this tensor currently stands for.
     pub fn uop(&self) -> UOp {
         self.read().uop.clone()

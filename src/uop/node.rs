@@ -292,6 +292,11 @@ impl UOp {
     pub fn shape(&self) -> &[usize] {
         self.0.shape.as_deref().unwrap_or_else(|| panic!("{:?} has no shape (kernel-level node)", self.op()))
     }
+    /// How many handles (tensors, parent nodes) hold this node; the intern table does not
+    /// count. 1 means its holder is the only way to reach it.
+    pub fn holders(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
     pub fn try_shape(&self) -> Option<&[usize]> {
         self.0.shape.as_deref()
     }
