@@ -72,3 +72,36 @@ fn slicing_and_cat_are_one_kernel() {
     let y = Tensor::cat(&[&x.index(&ferrograd::idx![1..5;2, ..;-1]), &x.index(&ferrograd::idx![..2])], 0);
     assert_eq!(kernel_count(&[y.uop()]), 1);
 }
+
+/// `x @ w.T` packs `w` into panels inside `no_grad` too (its DETACH nodes once hid the
+/// pattern, and a model's forward under `no_grad` ran its Linear layers 3-10x slower).
+#[test]
+fn no_grad_matmuls_are_scheduled_as_outside_it() {
+    let (x, w) = (param(&[32, 256], 11), param(&[512, 256], 12));
+    let plain = kernel_count(&[x.matmul(&w.t()).uop()]);
+    let detached = ferrograd::tensor::no_grad(|| kernel_count(&[x.matmul(&w.t()).relu().uop()]));
+    assert_eq!(plain, 2, "the panel copy and the matmul");
+    assert_eq!(detached, plain);
+}
+
+/// Two large matmuls meeting in one elementwise op (SwiGLU's `silu(x @ a.T) * (x @ b.T)`) run
+/// as two matmul kernels, each with its own register tiles, not one kernel holding both.
+#[test]
+fn sibling_matmuls_get_kernels_of_their_own() {
+    let (x, a, b) = (param(&[32, 256], 13), param(&[512, 256], 14), param(&[512, 256], 15));
+    let y = x.matmul(&a.t()).silu() * x.matmul(&b.t());
+    assert_eq!(kernel_count(&[y.uop()]), 4, "two panel copies and two matmuls");
+    // Values against an f64 evaluation.
+    let (xv, av, bv) = (x.to_vec::<f32>().unwrap(), a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+    let got = y.to_vec::<f32>().unwrap();
+    for (i, g) in got.iter().enumerate() {
+        let (r, c) = (i / 512, i % 512);
+        let dot = |w: &[f32]| (0..256).map(|k| xv[r * 256 + k] as f64 * w[c * 256 + k] as f64).sum::<f64>();
+        let (p, q) = (dot(&av), dot(&bv));
+        let want = p / (1.0 + (-p).exp()) * q;
+        assert!((*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()), "[{r}, {c}]: {g} vs {want}");
+    }
+    // Small ones stay fused: nothing is gained by a second kernel.
+    let (xs, as_, bs) = (param(&[2, 16], 16), param(&[32, 16], 17), param(&[32, 16], 18));
+    assert_eq!(kernel_count(&[(xs.matmul(&as_.t()).silu() * xs.matmul(&bs.t())).uop()]), 1);
+}

@@ -1,6 +1,8 @@
 //! Device-dependent rewrites of the tensor graph, applied when it is scheduled (never while it
 //! is built, so the front end decides nothing about layout). Each rule looks at one node (its
 //! sources already rewritten) and returns its replacement or `None`:
+//! - `strip_detach`: DETACH only matters to autograd; inside `no_grad` every tensor is one, and
+//!   left in place they would hide the patterns the other rules look for;
 //! - `split_reduce`: a long reduce runs as two kernels;
 //! - `pack_panels`: the right operand of a large matmul on a SIMD CPU is copied into panels.
 
@@ -8,12 +10,18 @@ use super::pack_panels::pack_panels;
 use super::realized::existing_buffer;
 use super::split_reduce::split_reduce;
 use crate::uop::node::toposort_many;
-use crate::uop::{FxHashMap, UOp};
+use crate::uop::{FxHashMap, Ops, UOp};
 
 /// A named rule.
 pub type GraphRule = (&'static str, fn(&UOp) -> Option<UOp>);
 
-pub const GRAPH_RULES: &[GraphRule] = &[("split_reduce", split_reduce), ("pack_panels", pack_panels)];
+pub const GRAPH_RULES: &[GraphRule] =
+    &[("strip_detach", strip_detach), ("split_reduce", split_reduce), ("pack_panels", pack_panels)];
+
+/// `x` for `DETACH(x)` (the value is the same; gradients are not the schedule's business).
+fn strip_detach(n: &UOp) -> Option<UOp> {
+    (n.op() == Ops::DETACH).then(|| n.src()[0].clone())
+}
 
 /// `outs` rewritten by the rules, and for each rebuilt node the node it replaces (a rebuilt
 /// ASSIGN is remembered as done under the node the tensors hold).

@@ -2,13 +2,15 @@
 //!
 //! A node is materialized (gets its own buffer and kernel) when it is an output of the realize,
 //! a CONTIGUOUS, a COPY, or a reduce whose result is broadcast (EXPAND) on the way to its
-//! consumer — recomputing it per broadcast element would multiply the work. Everything else
-//! fuses into the kernel of the materialized node that consumes it.
+//! consumer — recomputing it per broadcast element would multiply the work — or a large reduce
+//! beside a larger one in the same kernel (`sibling_reduces.rs`). Everything else fuses into
+//! the kernel of the materialized node that consumes it.
 
 pub(crate) mod graph_rules;
 mod pack_panels;
 pub(crate) mod rangeify;
 pub(crate) mod realized;
+mod sibling_reduces;
 mod split_reduce;
 
 pub use realized::existing_buffer;
@@ -99,6 +101,7 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
         expanded_above.insert(n.clone(), flag);
         reach.insert(n.clone(), r);
     }
+    sibling_reduces::split_sibling_reduces(&mut mat);
     mat
 }
 

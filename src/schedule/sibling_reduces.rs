@@ -1,0 +1,53 @@
+//! One large reduce per kernel. A kernel's opts (register tiles, the reduce split, the vector
+//! axis) shape one reduce; a second large reduce beside it in the same kernel — SwiGLU's
+//! `silu(x @ gate) * (x @ up)`, two matmuls meeting in one elementwise op — runs as plain
+//! scalar loops inside the first one's tiles, 5-10x slower than on its own. So when a kernel
+//! would hold several large reduces side by side (neither inside the other), the largest stays
+//! and the others get kernels of their own.
+
+use super::realized::existing_buffer;
+use crate::uop::{FxHashSet, Ops, UOp};
+
+/// Reduces over at least this many input elements count as large (a 1-row matmul with a
+/// 2048 x 2048 weight is 4M).
+const LARGE_REDUCE: usize = 1 << 22;
+
+/// Adds to `mat` the large reduces that would share a kernel with a larger one.
+pub(super) fn split_sibling_reduces(mat: &mut FxHashSet<UOp>) {
+    let mut scopes: Vec<UOp> = mat.iter().filter(|n| existing_buffer(n).is_none()).cloned().collect();
+    let mut done: FxHashSet<UOp> = FxHashSet::default();
+    while let Some(scope) = scopes.pop() {
+        if !done.insert(scope.clone()) {
+            continue;
+        }
+        // The reduces directly in this scope: reached without passing another reduce or
+        // leaving the kernel.
+        let mut found = Vec::new();
+        let mut seen: FxHashSet<UOp> = FxHashSet::default();
+        let mut stack: Vec<UOp> =
+            if scope.op() == Ops::REDUCE_AXIS { scope.src().to_vec() } else { vec![scope.clone()] };
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x.clone()) {
+                continue;
+            }
+            if x != scope && (mat.contains(&x) || existing_buffer(&x).is_some()) {
+                continue;
+            }
+            if x.op() == Ops::REDUCE_AXIS {
+                found.push(x);
+                continue;
+            }
+            stack.extend(x.src().iter().cloned());
+        }
+        let work = |r: &UOp| r.src()[0].numel();
+        let large: Vec<&UOp> = found.iter().filter(|r| work(r) >= LARGE_REDUCE).collect();
+        let keep = large.iter().enumerate().max_by_key(|(_, r)| work(r)).map(|(i, _)| i);
+        for (i, r) in large.iter().enumerate() {
+            if large.len() >= 2 && Some(i) != keep {
+                mat.insert((*r).clone());
+            }
+        }
+        // Reduces inside the ones found are scopes of their own (in this kernel or another).
+        scopes.extend(found);
+    }
+}
