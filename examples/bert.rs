@@ -4,6 +4,7 @@
 //!     python3 scripts/fetch_minilm.py                      # the model files (once)
 //!     cargo run --release --features tokenizers --example bert
 //!     cargo run --release --features tokenizers --example bert -- "one sentence" "another"
+//!     cargo run --release --features tokenizers --example bert -- --bench   # bench/minilm.sh
 //!
 //! The model folder is `$MINILM_DIR`, else `$FERROGRAD_CACHE/models/all-MiniLM-L6-v2`.
 
@@ -28,8 +29,31 @@ fn main() {
     }
 }
 
+/// `--bench`: warm forward passes (encoder, mean pooling, normalization) at batch 8x60 and
+/// 32x64 tokens, median of 5 (`bench/minilm.sh` runs PyTorch on the same shapes).
+fn bench(model: &Bert) -> ferrograd::Result<()> {
+    for (b, t) in [(8usize, 60usize), (32, 64)] {
+        let ids: Vec<i32> = (0..b * t).map(|i| 1000 + ((i as u64 * 2654435761) % 29000) as i32).collect();
+        let ids = ferrograd::Tensor::from_vec(ids, [b, t]);
+        let mask = ferrograd::Tensor::from_vec(vec![1i32; b * t], [b, t]);
+        let mut times = Vec::new();
+        for _ in 0..7 {
+            let start = Instant::now();
+            no_grad(|| mean_pool(&model.forward(&ids, &mask, None), &mask).normalize(2.0, -1, 1e-12)).realize()?;
+            times.push(start.elapsed().as_secs_f64());
+        }
+        let mut warm = times[2..].to_vec();
+        warm.sort_by(f64::total_cmp);
+        println!("minilm {b}x{t}: {:.1} ms", warm[warm.len() / 2] * 1e3);
+    }
+    Ok(())
+}
+
 fn run() -> ferrograd::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--bench") {
+        return bench(&Bert::from_pretrained(minilm_dir())?);
+    }
     let sentences: Vec<&str> =
         if args.is_empty() { SENTENCES.to_vec() } else { args.iter().map(String::as_str).collect() };
     let dir = minilm_dir();
