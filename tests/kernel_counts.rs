@@ -77,6 +77,11 @@ fn slicing_and_cat_are_one_kernel() {
 /// pattern, and a model's forward under `no_grad` ran its Linear layers 3-10x slower).
 #[test]
 fn no_grad_matmuls_are_scheduled_as_outside_it() {
+    // On the CPU, whose SIMD matmuls read packed panels.
+    ferrograd::tensor::with_default_device("CPU", no_grad_matmuls_on_cpu);
+}
+
+fn no_grad_matmuls_on_cpu() {
     let (x, w) = (param(&[32, 256], 11), param(&[512, 256], 12));
     let plain = kernel_count(&[x.matmul(&w.t()).uop()]);
     let detached = ferrograd::tensor::no_grad(|| kernel_count(&[x.matmul(&w.t()).relu().uop()]));
@@ -88,6 +93,10 @@ fn no_grad_matmuls_are_scheduled_as_outside_it() {
 /// as two matmul kernels, each with its own register tiles, not one kernel holding both.
 #[test]
 fn sibling_matmuls_get_kernels_of_their_own() {
+    ferrograd::tensor::with_default_device("CPU", sibling_matmuls_on_cpu);
+}
+
+fn sibling_matmuls_on_cpu() {
     let (x, a, b) = (param(&[32, 256], 13), param(&[512, 256], 14), param(&[512, 256], 15));
     let y = x.matmul(&a.t()).silu() * x.matmul(&b.t());
     assert_eq!(kernel_count(&[y.uop()]), 4, "two panel copies and two matmuls");
@@ -104,4 +113,23 @@ fn sibling_matmuls_get_kernels_of_their_own() {
     // Small ones stay fused: nothing is gained by a second kernel.
     let (xs, as_, bs) = (param(&[2, 16], 16), param(&[32, 16], 17), param(&[32, 16], 18));
     assert_eq!(kernel_count(&[(xs.matmul(&as_.t()).silu() * xs.matmul(&bs.t())).uop()]), 1);
+}
+
+/// A matmul read both in place and at shifted columns (RoPE's `x * cos + rotate_half(x) * sin`)
+/// is computed once, in a kernel of its own, not once per reading.
+#[test]
+fn a_reduce_read_at_shifted_indices_is_computed_once() {
+    let (x, w) = (param(&[16, 64], 19), param(&[128, 64], 20));
+    let q = x.matmul(&w.t());
+    let (first, second) = (q.shrink(&[(0, 16), (0, 64)]), q.shrink(&[(0, 16), (64, 128)]));
+    let y = &q * 0.5 + Tensor::cat(&[&second.neg(), &first], -1) * 2.0;
+    assert_eq!(kernel_count(&[y.uop()]), 2, "the matmul, then the rotation");
+    let (xv, wv, got) = (x.to_vec::<f32>().unwrap(), w.to_vec::<f32>().unwrap(), y.to_vec::<f32>().unwrap());
+    let qf = |r: usize, c: usize| (0..64).map(|k| xv[r * 64 + k] as f64 * wv[c * 64 + k] as f64).sum::<f64>();
+    for (i, g) in got.iter().enumerate() {
+        let (r, c) = (i / 128, i % 128);
+        let rotated = if c < 64 { -qf(r, c + 64) } else { qf(r, c - 64) };
+        let want = qf(r, c) * 0.5 + rotated * 2.0;
+        assert!((*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()), "[{r}, {c}]: {g} vs {want}");
+    }
 }

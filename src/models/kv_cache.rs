@@ -2,7 +2,8 @@
 //!
 //! A cache is one realized `[batch, kv_heads, max_len, head_dim]` tensor per layer for keys and
 //! one for values (a static cache, as Hugging Face's `StaticCache`). A prompt (`Start::At`)
-//! writes its rows through a slice and attends over the filled part. A decode step
+//! writes its rows at positions fixed when the graph is built and attends over the filled
+//! part. A decode step
 //! (`Start::In`) takes its position from a tensor: it writes its row where the position
 //! matches and attends over the whole cache with the rows past it masked, so every step runs
 //! the same kernels and a TinyJit replay only needs the new position's value.
@@ -72,8 +73,14 @@ impl KvCache {
                     let sh = c.shape();
                     c.shrink(&[(0, sh[0]), (0, sh[1]), (a, b), (0, sh[3])])
                 };
-                window(kc, s, s + t).assign(k);
-                window(vc, s, s + t).assign(v);
+                // A lazy assign of the whole cache (rows s..s+t from k, the rest kept), not a
+                // write through a slice: that would realize k right away, and with it every
+                // earlier layer's lazy work, again for each layer.
+                let slots = Tensor::arange(self.max_len).cast(DType::I32);
+                let rows = slots.ge(s as i64).bitand(slots.lt((s + t) as i64)).reshape([1, 1, self.max_len, 1]);
+                let spread = |x: &Tensor| x.pad(&[(0, 0), (0, 0), (s, self.max_len - s - t), (0, 0)]);
+                kc.assign(rows.where_(spread(k), kc));
+                vc.assign(rows.where_(spread(v), vc));
                 let queries = (Tensor::arange(t).cast(DType::I32) + s as i64).reshape([t, 1]);
                 let mask = Tensor::arange(s + t).cast(DType::I32).reshape([1, s + t]).le(&queries);
                 (window(kc, 0, s + t), window(vc, 0, s + t), mask)
