@@ -1,7 +1,8 @@
 //! Hand-written optimization choices (used when no BEAM search result is cached):
 //! - THREAD: split the first output axis across the CPU's cores when there is enough work;
 //! - UPCAST: for reduce kernels, a register tile of up to 8x32 outputs (16 with gated loads) over the innermost output
-//!   axis and one other, chosen for the fewest loads per output;
+//!   axis and one other, chosen for the fewest loads per output — none for a matrix-vector
+//!   product, whose reduce is vectorized instead;
 //! - UNROLL: the innermost reduce axis, fully when short, else by 4;
 //! - GROUP (devices with work groups): a long reduce into few outputs is split across a work
 //!   group, so a full `sum()` does not run on one work item.
