@@ -1,6 +1,6 @@
 //! A causal language model of whichever supported architecture a model folder holds.
 
-use super::config::{missing, Config};
+use super::config::{folder_config, Config};
 use super::{CausalLm, Gpt2, Llama};
 use crate::error::Result;
 use std::path::Path;
@@ -9,14 +9,7 @@ use std::rc::Rc;
 /// Loads the model in `dir` by its `config.json`'s `model_type`: `llama` or `gpt2`.
 pub fn load_causal_lm(dir: impl AsRef<Path>) -> Result<Rc<dyn CausalLm>> {
     let dir = dir.as_ref();
-    if !dir.join("config.json").is_file() {
-        return Err(missing(
-            dir,
-            "config.json",
-            "A Hugging Face model folder holds config.json and model.safetensors.",
-        ));
-    }
-    let config = Config::read(&dir.join("config.json"))?;
+    let config = Config::read(&folder_config(dir)?)?;
     match config.str_or("model_type", "")?.as_str() {
         "llama" => Ok(Rc::new(Llama::from_pretrained(dir)?)),
         "gpt2" => Ok(Rc::new(Gpt2::from_pretrained(dir)?)),

@@ -4,6 +4,7 @@
 //! the all-MiniLM-L6-v2 sentence encoder (`python3 scripts/fetch_minilm.py` fetches it), and
 //! [`mean_pool`] turns the last hidden states into sentence-transformers' embeddings.
 
+use super::config::Config;
 use crate::error::{Error, Result};
 use crate::nn::{self, Embedding, LayerNorm, Linear, Module};
 use crate::tensor::AttentionOpts;
@@ -41,44 +42,30 @@ impl BertConfig {
     /// Reads a Hugging Face `config.json`. Settings this implementation does not have (another
     /// activation than exact GELU, relative position embeddings) are errors, not ignored.
     pub fn from_file(path: impl AsRef<Path>) -> Result<BertConfig> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| Error::File { path: path.into(), source })?;
-        BertConfig::from_json(&text).map_err(|message| Error::Format { path: path.into(), message })
-    }
-
-    fn from_json(text: &str) -> std::result::Result<BertConfig, String> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        let int = |key: &str| -> std::result::Result<usize, String> {
-            v.get(key)
-                .and_then(|x| x.as_u64())
-                .map(|x| x as usize)
-                .ok_or_else(|| format!("`{key}` is missing or not a non-negative integer"))
-        };
-        let text_or =
-            |key: &str, default: &str| -> String { v.get(key).and_then(|x| x.as_str()).unwrap_or(default).to_string() };
-        let act = text_or("hidden_act", "gelu");
+        let c = Config::read(path.as_ref())?;
+        let act = c.str_or("hidden_act", "gelu")?;
         if act != "gelu" {
-            return Err(format!("hidden_act {act:?} is not supported (only \"gelu\", the exact GELU)"));
+            return Err(c.error(format!("hidden_act {act:?} is not supported (only \"gelu\", the exact GELU)")));
         }
-        let pos = text_or("position_embedding_type", "absolute");
+        let pos = c.str_or("position_embedding_type", "absolute")?;
         if pos != "absolute" {
-            return Err(format!("position_embedding_type {pos:?} is not supported (only \"absolute\")"));
+            return Err(c.error(format!("position_embedding_type {pos:?} is not supported (only \"absolute\")")));
         }
         let config = BertConfig {
-            vocab_size: int("vocab_size")?,
-            hidden_size: int("hidden_size")?,
-            num_hidden_layers: int("num_hidden_layers")?,
-            num_attention_heads: int("num_attention_heads")?,
-            intermediate_size: int("intermediate_size")?,
-            max_position_embeddings: int("max_position_embeddings")?,
-            type_vocab_size: v.get("type_vocab_size").and_then(|x| x.as_u64()).unwrap_or(2) as usize,
-            layer_norm_eps: v.get("layer_norm_eps").and_then(|x| x.as_f64()).unwrap_or(1e-12),
+            vocab_size: c.usize("vocab_size")?,
+            hidden_size: c.usize("hidden_size")?,
+            num_hidden_layers: c.usize("num_hidden_layers")?,
+            num_attention_heads: c.usize("num_attention_heads")?,
+            intermediate_size: c.usize("intermediate_size")?,
+            max_position_embeddings: c.usize("max_position_embeddings")?,
+            type_vocab_size: c.usize_opt("type_vocab_size")?.unwrap_or(2),
+            layer_norm_eps: c.f64_or("layer_norm_eps", 1e-12)?,
         };
         if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
-            return Err(format!(
+            return Err(c.error(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 config.hidden_size, config.num_attention_heads
-            ));
+            )));
         }
         Ok(config)
     }

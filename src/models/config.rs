@@ -63,6 +63,19 @@ impl Config {
     }
 }
 
+/// `dir/config.json`, or the error that a Hugging Face model folder needs one.
+pub fn folder_config(dir: &Path) -> Result<PathBuf> {
+    let path = dir.join("config.json");
+    if !path.is_file() {
+        return Err(missing(
+            dir,
+            "config.json",
+            "A Hugging Face model folder holds config.json and model.safetensors.",
+        ));
+    }
+    Ok(path)
+}
+
 /// The error for a model folder that lacks `file`.
 pub fn missing(dir: &Path, file: &str, help: &str) -> Error {
     Error::NotFound { what: format!("{}", dir.join(file).display()), help: help.into() }

@@ -2,8 +2,8 @@
 //! the tanh GELU, and its `Conv1D` layers (weights stored `[in, out]`, the transpose of
 //! `nn::Linear`'s). The output projection is tied to the token embeddings.
 
-use super::config::{missing, Config};
-use super::kv_cache::{attend, KvCache, Start};
+use super::config::{folder_config, Config};
+use super::kv_cache::{self_attention, KvCache, Start};
 use super::CausalLm;
 use crate::error::Result;
 use crate::nn::{self, Embedding, LayerNorm, Module};
@@ -133,14 +133,7 @@ impl Gpt2 {
     /// original checkpoints); the attention-mask buffers old checkpoints carry are dropped.
     pub fn from_pretrained(dir: impl AsRef<Path>) -> Result<Gpt2> {
         let dir = dir.as_ref();
-        if !dir.join("config.json").is_file() {
-            return Err(missing(
-                dir,
-                "config.json",
-                "A Hugging Face model folder holds config.json and model.safetensors.",
-            ));
-        }
-        let config = Gpt2Config::from_file(dir.join("config.json"))?;
+        let config = Gpt2Config::from_file(folder_config(dir)?)?;
         let model = crate::tensor::skip_init(|| Gpt2::new(config));
         let weights = super::config::load_weights(dir)?
             .into_iter()
@@ -166,16 +159,7 @@ impl CausalLm for Gpt2 {
                 qkv.shrink(&[(0, b), (0, t), (j, j + 1), (0, heads), (0, d / heads)]).squeeze(2).transpose(1, 2)
             };
             let (q, k, v) = (part(0), part(1), part(2));
-            let context = match cache {
-                Some(cache) => {
-                    let (keys, values, mask) = cache.update(i, &k, &v, start);
-                    attend(&q, &keys, &values, Some(&mask))
-                }
-                None => {
-                    assert!(matches!(start, Start::At(0)), "Gpt2::hidden: without a cache the tokens start at 0");
-                    attend(&q, &k, &v, None)
-                }
-            };
+            let context = self_attention(&q, &k, &v, start, cache, i);
             x = x + block.attn.c_proj.forward(&context);
             let h = block.mlp.c_fc.forward(&block.ln_2.forward(&x)).gelu_tanh();
             x = &x + block.mlp.c_proj.forward(&h);

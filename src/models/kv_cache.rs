@@ -99,6 +99,29 @@ impl KvCache {
     }
 }
 
+/// A decoder layer's attention of `q` over this step's `k`/`v`: through `layer`'s slot of
+/// `cache` (which stores them) when there is one, else causal over the tokens alone (which
+/// must then start at 0). Returns `[batch, t, heads * head_dim]`.
+pub fn self_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    start: Start,
+    cache: Option<&KvCache>,
+    layer: usize,
+) -> Tensor {
+    match cache {
+        Some(cache) => {
+            let (keys, values, mask) = cache.update(layer, k, v, start);
+            attend(q, &keys, &values, Some(&mask))
+        }
+        None => {
+            assert!(matches!(start, Start::At(0)), "self_attention: without a cache the tokens start at 0");
+            attend(q, k, v, None)
+        }
+    }
+}
+
 /// Attention of `q` (`[batch, heads, t, head_dim]`) over `k`/`v` (`[batch, kv_heads, s,
 /// head_dim]`, grouped when there are fewer kv heads) with a bool `mask` (`[t, s]`), or causal
 /// when there is none; returns `[batch, t, heads * head_dim]`.

@@ -3,8 +3,8 @@
 //! scaling, grouped-query attention, a SwiGLU feed-forward, tied or untied output embeddings.
 //! Parameter names are the checkpoint's, so a `model.safetensors` loads strictly.
 
-use super::config::{missing, Config};
-use super::kv_cache::{attend, KvCache, Start};
+use super::config::{folder_config, Config};
+use super::kv_cache::{self_attention, KvCache, Start};
 use super::CausalLm;
 use crate::error::Result;
 use crate::nn::{self, Embedding, Linear, Module, RMSNorm};
@@ -263,14 +263,7 @@ impl Llama {
     /// Weights in f16 or bf16 are converted to f32.
     pub fn from_pretrained(dir: impl AsRef<Path>) -> Result<Llama> {
         let dir = dir.as_ref();
-        if !dir.join("config.json").is_file() {
-            return Err(missing(
-                dir,
-                "config.json",
-                "A Hugging Face model folder holds config.json and model.safetensors.",
-            ));
-        }
-        let config = LlamaConfig::from_file(dir.join("config.json"))?;
+        let config = LlamaConfig::from_file(folder_config(dir)?)?;
         let model = crate::tensor::skip_init(|| Llama::new(config));
         let mut weights = super::config::load_weights(dir)?;
         // Rotary tables some exporters save; this model computes them.
@@ -319,16 +312,7 @@ impl CausalLm for Llama {
             let q = apply_rotary(&split(&a.q_proj, heads), &cos, &sin);
             let k = apply_rotary(&split(&a.k_proj, kv_heads), &cos, &sin);
             let v = split(&a.v_proj, kv_heads);
-            let context = match cache {
-                Some(cache) => {
-                    let (keys, values, mask) = cache.update(i, &k, &v, start);
-                    attend(&q, &keys, &values, Some(&mask))
-                }
-                None => {
-                    assert!(matches!(start, Start::At(0)), "Llama::hidden: without a cache the tokens start at 0");
-                    attend(&q, &k, &v, None)
-                }
-            };
+            let context = self_attention(&q, &k, &v, start, cache, i);
             x = x + a.o_proj.forward(&context);
             let h = layer.post_attention_layernorm.forward(&x);
             let m = &layer.mlp;
