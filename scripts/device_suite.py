@@ -38,6 +38,7 @@ BINARIES = {
     "decompositions": 20,
     "jit": 9,
     "casts": 7,
+    "gguf": 8,
 }
 # PyTorch-suite groups left to CPU and INTERP (the sweep repeats every op of the other groups
 # on more layouts).

@@ -223,6 +223,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "nn",
     "nn::datasets",
     "nn::optim",
+    "nn::gguf",
     "nn::safetensors",
     "renderer",
     "renderer::cstyle",
