@@ -1,8 +1,10 @@
 //! Text generation with a LLaMA-family or GPT-2 model from a Hugging Face model folder
-//! (`config.json`, `model.safetensors` or its shards, and `tokenizer.json` if it has one), with
-//! a KV cache and each decode step under TinyJit.
+//! (`config.json`, `model.safetensors` or its shards, and `tokenizer.json` if it has one) or a
+//! LLaMA-family GGUF file (quantized weights stay quantized; a `tokenizer.json` beside it is
+//! used), with a KV cache and each decode step under TinyJit.
 //!
 //!     cargo run --release --features tokenizers --example llama -- tests/fixtures/llm/llama --prompt "The quick"
+//!     cargo run --release --features tokenizers --example llama -- tests/fixtures/llm/llama-gguf/model.gguf --prompt "The quick"
 //!     cargo run --release --example llama -- DIR --ids 1,2,3 --tokens 64 --temperature 0.8 --top-p 0.9
 //!     cargo run --release --example llama -- --bench [DIR]  # LLaMA-3.2-1B's shape (bench/llm.sh)
 //!
@@ -29,7 +31,7 @@ struct Args {
 }
 
 fn usage(message: &str) -> ! {
-    eprintln!("llama: {message}\nusage: llama DIR [--prompt TEXT | --ids 1,2,3] [--tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--no-cache] [--no-jit]\n       llama --bench [DIR] [--layers N] [--prompt-len N] [--tokens N]");
+    eprintln!("llama: {message}\nusage: llama DIR|FILE.gguf [--prompt TEXT | --ids 1,2,3] [--tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--no-cache] [--no-jit]\n       llama --bench [DIR] [--layers N] [--prompt-len N] [--tokens N]");
     std::process::exit(2)
 }
 
@@ -99,13 +101,16 @@ fn print_speed(prompt_len: usize, out: &Generated) {
 #[cfg(feature = "tokenizers")]
 type Tok = ferrograd::models::tokenize::TextTokenizer;
 
+/// The tokenizer of a model folder, or of the folder holding a GGUF file.
 #[cfg(feature = "tokenizers")]
-fn tokenizer(dir: &str) -> Option<Tok> {
+fn tokenizer(path: &str) -> Option<Tok> {
+    let p = std::path::Path::new(path);
+    let dir = if p.is_file() { p.parent()? } else { p };
     Tok::from_dir(dir).ok()
 }
 
 fn run(args: &Args) -> ferrograd::Result<()> {
-    let dir = args.dir.as_deref().unwrap_or_else(|| usage("give a model folder (or --bench)"));
+    let dir = args.dir.as_deref().unwrap_or_else(|| usage("give a model folder or GGUF file (or --bench)"));
     let start = Instant::now();
     let model = load_causal_lm(dir)?;
     println!("loaded {dir} in {:.2} s", start.elapsed().as_secs_f64());

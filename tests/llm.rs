@@ -88,6 +88,50 @@ fn gpt2_matches_transformers() {
     check_model("gpt2", Gpt2::from_pretrained(fixture_dir("gpt2")).unwrap());
 }
 
+/// A GGUF file as llama.cpp's converter writes it (interleaved q/k rows, `rope_freqs`), its
+/// weights in Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, F16, BF16 and F32, against transformers running the
+/// same weights dequantized by the `gguf` package (scripts/gguf_llama_fixture.py).
+#[test]
+fn llama_gguf_quantized_matches_transformers() {
+    let path = fixture_dir("llama-gguf").join("model.gguf");
+    let model = Llama::from_gguf(&path).unwrap();
+    assert!(model.lm_head.is_none() && model.config.num_key_value_heads == 2);
+    assert!(matches!(model.config.rope_scaling, RopeScaling::Divisors(_)));
+    // The weights stay as stored: no f32 copy of a quantized or 16-bit weight.
+    let stored: usize = ferrograd::nn::state_dict(&model).values().map(stored_bytes).sum();
+    let f32_bytes: usize = ferrograd::nn::state_dict(&model).values().map(|t| t.numel() * 4).sum();
+    assert!(stored * 2 < f32_bytes, "the model holds {stored} bytes of weights, f32 would be {f32_bytes}");
+    check_model("llama-gguf", model);
+    // The same file through the loader that picks the architecture.
+    let any = ferrograd::models::load_causal_lm(&path).unwrap();
+    let r = reference("llama-gguf");
+    let logits = no_grad(|| any.forward(&ids(&r.prompt), Start::At(0), None));
+    assert!(worst_logit_error(&logits, &r.logits) <= 1e-4);
+}
+
+/// Bytes of the buffers a (possibly lazy) tensor reads.
+fn stored_bytes(t: &Tensor) -> usize {
+    let nodes = t.uop().toposort();
+    nodes.iter().filter_map(|n| n.buffer()).map(|b| b.0.size() * b.0.dtype().itemsize()).sum()
+}
+
+#[test]
+fn gguf_errors_name_the_file_and_the_problem() {
+    let dir = std::env::temp_dir().join(format!("ferrograd-llm-gguf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A GGUF file that is not a LLaMA model.
+    let quants = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gguf/quants.gguf");
+    let err = Llama::from_gguf(&quants).err().expect("not a llama");
+    assert!(err.to_string().contains("ferrograd-test") && err.to_string().contains("quants.gguf"), "{err}");
+    // A truncated one.
+    let bytes = std::fs::read(fixture_dir("llama-gguf").join("model.gguf")).unwrap();
+    let cut = dir.join("cut.gguf");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let err = Llama::from_gguf(&cut).err().expect("truncated");
+    assert!(err.to_string().contains("cut.gguf") && err.to_string().contains("truncated"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn decode_steps_at_new_positions_build_no_kernels() {
     // A decode step takes its position from a tensor: after the first step, every later

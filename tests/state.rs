@@ -184,3 +184,48 @@ fn round_trips_through_safetensors() {
         assert_eq!(get_state_dict(&fresh)[&k].to_bytes().unwrap(), v.to_bytes().unwrap(), "{k}");
     }
 }
+
+#[test]
+fn ignored_keys_are_dropped_by_name_or_pattern() {
+    use ferrograd::nn::{load_state_dict_opts, LoadOptions};
+    let mut d = full_dict();
+    d.insert("layers.0.rotary_emb.inv_freq".into(), f32s(&[1.0], &[1]));
+    d.insert("layers.1.rotary_emb.inv_freq".into(), f32s(&[1.0], &[1]));
+    d.insert("lm_head.weight".into(), f32s(&[1.0], &[1]));
+    let n = net();
+    let err = load_state_dict(&n, d.clone()).unwrap_err().to_string();
+    assert!(err.contains("inv_freq") && err.contains("lm_head"), "{err}");
+    let ignore = vec!["*.rotary_emb.inv_freq".to_string(), "lm_head.weight".to_string()];
+    load_state_dict_opts(&n, d, &LoadOptions { ignore, ..LoadOptions::default() }).unwrap();
+    assert_eq!(n.steps.to_vec::<i32>().unwrap(), vec![7]);
+    // A pattern matches whole names only: `layers.*.bias` does not drop `layers.0.weight`.
+    let ignore = vec!["layers.*.bias".to_string()];
+    let err = load_state_dict_opts(&net(), full_dict(), &LoadOptions { ignore, ..LoadOptions::default() });
+    let err = err.unwrap_err().to_string();
+    assert!(err.contains("layers.0.bias") && !err.contains("layers.0.weight"), "{err}");
+}
+
+/// `keep_stored`: a model built in `skip_init` takes 16-bit values as stored (a lazy cast of
+/// the f16 buffer, no f32 copy); without it, the value is converted into an f32 buffer.
+#[test]
+fn keep_stored_installs_values_as_they_are_stored() {
+    use ferrograd::nn::{load_state_dict_opts, LoadOptions};
+    let half: BTreeMap<String, Tensor> = full_dict()
+        .into_iter()
+        .map(|(k, v)| if v.dtype() == DType::F32 { (k, v.cast(DType::F16).realize().unwrap()) } else { (k, v) })
+        .collect();
+    let bytes_read = |t: &Tensor| -> usize {
+        let nodes = t.uop().toposort();
+        nodes.iter().filter_map(|n| n.buffer()).map(|b| b.0.size() * b.0.dtype().itemsize()).sum()
+    };
+    let kept = ferrograd::nn::skip_init(net);
+    let opts = LoadOptions { keep_stored: true, ..LoadOptions::default() };
+    load_state_dict_opts(&kept, half.clone(), &opts).unwrap();
+    let w = &kept.layers[1].weight;
+    assert_eq!(w.dtype(), DType::F32);
+    assert_eq!(bytes_read(w), 6 * 2, "the weight reads its f16 buffer");
+    assert_eq!(w.to_vec::<f32>().unwrap(), (10..16).map(|i| i as f32).collect::<Vec<_>>());
+    let converted = ferrograd::nn::skip_init(net);
+    load_state_dict(&converted, half).unwrap();
+    assert_eq!(bytes_read(&converted.layers[1].weight), 6 * 4, "converted into an f32 buffer");
+}

@@ -6,13 +6,24 @@ use crate::error::Result;
 use std::path::Path;
 use std::rc::Rc;
 
-/// Loads the model in `dir` by its `config.json`'s `model_type`: `llama` or `gpt2`.
-pub fn load_causal_lm(dir: impl AsRef<Path>) -> Result<Rc<dyn CausalLm>> {
-    let dir = dir.as_ref();
+/// Loads the model at `path`: a Hugging Face model folder by its `config.json`'s `model_type`
+/// (`llama` or `gpt2`), or a LLaMA-family GGUF file.
+pub fn load_causal_lm(path: impl AsRef<Path>) -> Result<Rc<dyn CausalLm>> {
+    let dir = path.as_ref();
+    if dir.is_file() && is_gguf(dir) {
+        return Ok(Rc::new(Llama::from_gguf(dir)?));
+    }
     let config = Config::read(&folder_config(dir)?)?;
     match config.str_or("model_type", "")?.as_str() {
         "llama" => Ok(Rc::new(Llama::from_pretrained(dir)?)),
         "gpt2" => Ok(Rc::new(Gpt2::from_pretrained(dir)?)),
         other => Err(config.error(format!("model_type {other:?} is not supported (\"llama\" and \"gpt2\" are)"))),
     }
+}
+
+/// Whether the file at `path` starts with the GGUF magic.
+fn is_gguf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"GGUF"
 }

@@ -26,6 +26,9 @@ pub enum RopeScaling {
         high_freq_factor: f64,
         original_max_position_embeddings: f64,
     },
+    /// Each frequency divided by its own divisor (`head_dim / 2` of them): how GGUF files store
+    /// LLaMA 3's scaling (the `rope_freqs` tensor).
+    Divisors(Vec<f64>),
 }
 
 /// The fields of a LLaMA `config.json` this model reads.
@@ -121,6 +124,7 @@ impl LlamaConfig {
                 let scaled = match self.rope_scaling {
                     RopeScaling::None => f,
                     RopeScaling::Linear { factor } => f / factor,
+                    RopeScaling::Divisors(ref d) => f / d[i],
                     RopeScaling::Llama3 {
                         factor,
                         low_freq_factor,
@@ -265,13 +269,14 @@ impl Llama {
         let dir = dir.as_ref();
         let config = LlamaConfig::from_file(folder_config(dir)?)?;
         let model = crate::tensor::skip_init(|| Llama::new(config));
-        let mut weights = super::config::load_weights(dir)?;
-        // Rotary tables some exporters save; this model computes them.
-        weights.retain(|k, _| !k.ends_with("rotary_emb.inv_freq"));
+        let weights = super::config::load_weights(dir)?;
+        // Rotary tables some exporters save (this model computes them), and the output
+        // projection of a tied model (some checkpoints save it anyway).
+        let mut ignore = vec!["*rotary_emb.inv_freq".to_string()];
         if model.config.tie_word_embeddings {
-            weights.remove("lm_head.weight");
+            ignore.push("lm_head.weight".into());
         }
-        nn::load_state_dict(&model, weights)?;
+        nn::load_state_dict_opts(&model, weights, &nn::LoadOptions { ignore, ..nn::LoadOptions::default() })?;
         Ok(model)
     }
 

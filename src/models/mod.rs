@@ -6,6 +6,7 @@ pub mod auto;
 pub mod bert;
 pub mod config;
 pub mod generate;
+mod gguf;
 pub mod gpt2;
 pub mod kv_cache;
 pub mod llama;

@@ -33,7 +33,58 @@ pub fn load_state_dict(model: &impl Module, dict: BTreeMap<String, Tensor>) -> R
 /// [`load_state_dict`]; with `strict == false`, keys missing from `dict` keep their values and
 /// keys of `dict` the model lacks are ignored. Shape and dtype mismatches are errors either way
 /// (as in PyTorch).
-pub fn load_state_dict_with(model: &impl Module, mut dict: BTreeMap<String, Tensor>, strict: bool) -> Result<()> {
+pub fn load_state_dict_with(model: &impl Module, dict: BTreeMap<String, Tensor>, strict: bool) -> Result<()> {
+    load_state_dict_opts(model, dict, &LoadOptions { strict, ..LoadOptions::default() })
+}
+
+/// How [`load_state_dict_opts`] loads.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Every key of the model must be in the dict and every key of the dict in the model
+    /// (PyTorch's `strict`). Default true.
+    pub strict: bool,
+    /// Keys of the dict to leave out before loading, as exact names or patterns with `*`
+    /// (matching any run of characters): extras a checkpoint carries that the model does not
+    /// use, such as saved rotary tables (`*.rotary_emb.inv_freq`).
+    pub ignore: Vec<String>,
+    /// For inference: a model tensor not yet backed by memory (built inside `skip_init`) takes
+    /// the value as it is stored instead of a converted copy — an f16/bf16 weight stays 16-bit
+    /// in memory and is cast inside the kernels that read it, a quantized GGUF weight stays
+    /// packed and is dequantized there. Such a tensor is a lazy expression, not a buffer, so an
+    /// optimizer cannot update it. Default false.
+    pub keep_stored: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions { strict: true, ignore: Vec::new(), keep_stored: false }
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters.
+fn matches(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if parts.len() == 1 {
+        return name == pattern;
+    }
+    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
+        return false;
+    }
+    let mut rest = &name[first.len()..name.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// [`load_state_dict`] with [`LoadOptions`]: strictness, keys to ignore, and values kept as
+/// stored.
+pub fn load_state_dict_opts(model: &impl Module, mut dict: BTreeMap<String, Tensor>, opts: &LoadOptions) -> Result<()> {
+    dict.retain(|k, _| !opts.ignore.iter().any(|p| matches(p, k)));
     let targets = state_dict(model);
     let mut missing = Vec::new();
     let mut mismatched = Vec::new();
@@ -48,7 +99,7 @@ pub fn load_state_dict_with(model: &impl Module, mut dict: BTreeMap<String, Tens
         }
     }
     let mut unexpected: Vec<String> = dict.keys().filter(|k| !targets.contains_key(*k)).cloned().collect();
-    if !strict {
+    if !opts.strict {
         missing.clear();
         unexpected.clear();
     }
@@ -64,6 +115,10 @@ pub fn load_state_dict_with(model: &impl Module, mut dict: BTreeMap<String, Tens
                 target.set_uop(value.uop());
                 continue;
             }
+            if opts.keep_stored && !backed(target) && target.device() == value.device() {
+                target.set_uop(value.cast(target.dtype()).uop());
+                continue;
+            }
             give_own_buffer(target)?;
             let dev = target.device();
             let value = if value.device() == dev { value } else { value.to(&dev) };
@@ -74,13 +129,18 @@ pub fn load_state_dict_with(model: &impl Module, mut dict: BTreeMap<String, Tens
     })
 }
 
+/// Whether `target` stands for memory already (a realized tensor, or a pending assign into one).
+fn backed(target: &Tensor) -> bool {
+    let u = target.uop();
+    let view = if u.op() == Ops::ASSIGN { u.src()[0].clone() } else { u };
+    existing_buffer(&view).is_some()
+}
+
 /// Whether `target` (not backed by memory yet) can simply take `value`'s buffer instead of a
 /// copy: same dtype and device, and `value` is the only way to reach that buffer (one handle,
 /// a plain view, no other node or tensor holding it) — as the tensors `safe_load` returns are.
 fn takes_over(target: &Tensor, value: &Tensor) -> bool {
-    let u = target.uop();
-    let view = if u.op() == Ops::ASSIGN { u.src()[0].clone() } else { u };
-    if existing_buffer(&view).is_some() || target.dtype() != value.dtype() || target.device() != value.device() {
+    if backed(target) || target.dtype() != value.dtype() || target.device() != value.device() {
         return false;
     }
     let v = value.uop();
@@ -100,9 +160,7 @@ fn takes_over(target: &Tensor, value: &Tensor) -> bool {
 /// instead: structurally equal lazy tensors realized together may share one buffer, and
 /// assigning without a buffer would make the target stand for the state dict's own buffer.
 fn give_own_buffer(target: &Tensor) -> Result<()> {
-    let u = target.uop();
-    let view = if u.op() == Ops::ASSIGN { u.src()[0].clone() } else { u };
-    if existing_buffer(&view).is_none() {
+    if !backed(target) {
         let buf = Buffer::new(get_device(&target.device())?, target.dtype(), target.numel());
         target.set_uop(buffer_view(buf, &target.shape()));
     }
