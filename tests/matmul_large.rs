@@ -117,3 +117,60 @@ fn linear_layout_matmul_is_packed_and_right() {
         assert_eq!(kernels(&one_row.matmul(&wr.t())), 1, "a single row reads w as it is");
     }
 }
+
+/// Attention's `q @ k.T` with keys stored `[batch, heads, keys, dim]`: each head's keys are
+/// packed into panels of their own. Values against f64 for plain, broadcast (grouped-query)
+/// and lazy (sliced, scaled) keys, and gradients through the packed path.
+#[test]
+fn batched_keys_layout_is_packed_per_batch_and_right() {
+    let (b, h, l, s, d) = (2, 3, 20, 96, 64);
+    let qv = data(b * h * l * d, 11);
+    let kv = data(b * h * s * d, 12);
+    // want[bh, i, j] = sum_t q[bh, i, t] * keys(bh)[j, t]
+    let scores = |keys: &dyn Fn(usize, usize, usize) -> f64| -> Vec<f64> {
+        let mut out = Vec::new();
+        for bh in 0..b * h {
+            for i in 0..l {
+                for j in 0..s {
+                    out.push((0..d).map(|t| qv[(bh * l + i) * d + t] as f64 * keys(bh, j, t)).sum());
+                }
+            }
+        }
+        out
+    };
+    let q = Tensor::from_vec(qv.clone(), [b, h, l, d]).requires_grad();
+    let k = Tensor::from_vec(kv.clone(), [b, h, s, d]).requires_grad();
+    let c = q.matmul(&k.transpose(-1, -2));
+    let plain = scores(&|bh, j, t| kv[(bh * s + j) * d + t] as f64);
+    close(&c.to_vec::<f32>().unwrap(), &plain, "q @ k.T");
+    // Grouped-query: one key head serves all three query heads (batch dim 1, broadcast).
+    let k1 = Tensor::from_vec(kv[..b * s * d].to_vec(), [b, 1, s, d]);
+    let shared = scores(&|bh, j, t| kv[((bh / h) * s + j) * d + t] as f64);
+    close(&q.matmul(&k1.transpose(-1, -2)).to_vec::<f32>().unwrap(), &shared, "q @ k.T, shared key head");
+    // Lazy keys: every other key row of a longer tensor, scaled.
+    let long = Tensor::from_vec(data(b * h * 2 * s * d, 13), [b, h, 2 * s, d]);
+    let lv = long.to_vec::<f32>().unwrap();
+    let lazy =
+        long.reshape([b, h, s, 2, d]).shrink(&[(0, b), (0, h), (0, s), (1, 2), (0, d)]).reshape([b, h, s, d]) * 0.5;
+    let want = scores(&|bh, j, t| 0.5 * lv[(bh * 2 * s + 2 * j + 1) * d + t] as f64);
+    close(&q.matmul(&lazy.transpose(-1, -2)).to_vec::<f32>().unwrap(), &want, "q @ (lazy k).T");
+    // d(sum(q @ k.T))/dk[bh, j, t] = sum_i q[bh, i, t].
+    c.sum().backward();
+    let gk = k.grad().unwrap().to_vec::<f32>().unwrap();
+    for (bh, j, t) in [(0, 0, 0), (5, 95, 63), (3, 40, 17)] {
+        let want: f64 = (0..l).map(|i| qv[(bh * l + i) * d + t] as f64).sum();
+        let g = gk[(bh * s + j) * d + t] as f64;
+        assert!((g - want).abs() <= 1e-4 * (1.0 + want.abs()), "grad k[{bh}, {j}, {t}]: got {g}, want {want}");
+    }
+    let simd = ferrograd::runtime::get_device("CPU").unwrap().renderer().target().simd_bytes > 0;
+    if q.device() == "CPU" {
+        let (qr, kr) = (q.detach().realize().unwrap(), k.detach().realize().unwrap());
+        assert_eq!(kernels(&qr.matmul(&kr.transpose(-1, -2))), if simd { 2 } else { 1 }, "panel copy + matmul");
+        // A key tensor stored transposed (`[.., dim, keys]`) is already contiguous along keys.
+        let kt = kr.transpose(-1, -2).contiguous().realize().unwrap();
+        assert_eq!(kernels(&qr.matmul(&kt)), 1, "keys stored [dim, keys] are read as they are");
+        // A decode step (one query row per head) reads the keys as they are.
+        let one = qr.shrink(&[(0, b), (0, h), (0, 1), (0, d)]).realize().unwrap();
+        assert_eq!(kernels(&one.matmul(&kr.transpose(-1, -2))), 1, "one row reads k as it is");
+    }
+}

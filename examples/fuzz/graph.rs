@@ -363,14 +363,17 @@ pub fn infer(op: &Op, src: &[(&[usize], Dt)]) -> Option<(Vec<usize>, Dt)> {
             (*axis < src[0].0.len()).then(|| (s0(), dt))
         }
         Op::Matmul => {
+            // `b` is 2-D, or batched with `a`'s rank (each batch dim equal to `a`'s or 1).
             let (a, b) = (src[0], src[1]);
-            if !a.1.is_float() || a.1 != b.1 || a.0.len() < 2 || b.0.len() != 2 {
+            let (ra, rb) = (a.0.len(), b.0.len());
+            let batched = rb == ra && (0..ra - 2).all(|i| b.0[i] == a.0[i] || b.0[i] == 1);
+            if !a.1.is_float() || a.1 != b.1 || ra < 2 || !(rb == 2 || batched) {
                 return None;
             }
-            let (k, k2) = (a.0[a.0.len() - 1], b.0[0]);
+            let (k, k2) = (a.0[ra - 1], b.0[rb - 2]);
             (k == k2).then(|| {
-                let mut shape = a.0[..a.0.len() - 1].to_vec();
-                shape.push(b.0[1]);
+                let mut shape = a.0[..ra - 1].to_vec();
+                shape.push(b.0[rb - 1]);
                 (shape, a.1)
             })
         }
@@ -576,6 +579,31 @@ impl Builder<'_> {
         self.input(s, dt)
     }
 
+    /// `a @ keys.T` with keys stored `[batch.., m, k]` (attention's scores; a batch dim of the
+    /// keys may be 1, as grouped-query heads share them). Half the time (always when `a` has
+    /// no batch dim) `a` is a fresh `[batch, 16, 32]` query, so the product is large enough for
+    /// the packed-panel path.
+    fn keys_matmul(&mut self, a: usize, dt: Dt) -> Option<usize> {
+        // A fresh query: 16 rows per batch and 128 keys of 32, the packing thresholds.
+        let fresh = self.nodes[a].shape.len() < 3 || self.rng.chance(50);
+        let a = if fresh {
+            let batch = self.rng.pick(&[2usize, 2, 3]);
+            self.input(vec![batch, 16, 32], dt)
+        } else {
+            a
+        };
+        let shape = self.nodes[a].shape.clone();
+        let rank = shape.len();
+        let mut keys: Vec<usize> = shape[..rank - 2].iter().map(|&d| if self.rng.chance(25) { 1 } else { d }).collect();
+        let m = if fresh { 128 } else { self.rng.pick(&[32usize, 64, 128]) };
+        keys.extend([m, shape[rank - 1]]);
+        let keys = self.input(keys, dt);
+        let mut order: Vec<usize> = (0..rank).collect();
+        order.swap(rank - 2, rank - 1);
+        let transposed = self.push(Op::Permute(order), vec![keys])?;
+        self.push(Op::Matmul, vec![a, transposed])
+    }
+
     fn step(&mut self) -> Option<usize> {
         let a = self.pick_node();
         let (shape, dt) = (self.nodes[a].shape.clone(), self.nodes[a].dt);
@@ -730,6 +758,7 @@ impl Builder<'_> {
                 let axis = self.rng.below(rank);
                 self.push(Op::Cumsum(axis), vec![a])
             }
+            90..=94 if dt.is_float() && self.rng.chance(40) => self.keys_matmul(a, dt),
             90..=94 if dt.is_float() && rank >= 2 => {
                 let k = shape[rank - 1];
                 let n = self.rng.pick(&[1usize, 3, 4, 8, 16, 32]);

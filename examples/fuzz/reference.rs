@@ -633,14 +633,25 @@ fn eval_node(node: &Node, srcs: &[&Arr]) -> Arr {
         }),
         Op::Matmul => {
             let (a, b) = (srcs[0], srcs[1]);
-            let k = b.shape[0];
+            let rb = b.shape.len();
+            let k = b.shape[rb - 2];
+            // b's element [t, j] for output index `idx` (batch dims of size 1 broadcast).
+            let b_at = |idx: &[usize], t: usize, j: usize| {
+                let mut bi: Vec<usize> = if rb == 2 {
+                    vec![]
+                } else {
+                    (0..rb - 2).map(|i| if b.shape[i] == 1 { 0 } else { idx[i] }).collect()
+                };
+                bi.extend([t, j]);
+                b.at(&bi)
+            };
             gather(&|idx| {
                 let (j, lead) = (idx[idx.len() - 1], &idx[..idx.len() - 1]);
                 let products: Vec<E> = (0..k)
                     .map(|t| {
                         let mut ai = lead.to_vec();
                         ai.push(t);
-                        binary(Bin::Mul, a.at(&ai), b.at(&[t, j]), dt)
+                        binary(Bin::Mul, a.at(&ai), b_at(idx, t, j), dt)
                     })
                     .collect();
                 // f32 products feed FMAs unrounded: exact products of f32 values are exact in
@@ -650,7 +661,7 @@ fn eval_node(node: &Node, srcs: &[&Arr]) -> Arr {
                         .map(|t| {
                             let mut ai = lead.to_vec();
                             ai.push(t);
-                            exact_product(a.at(&ai), b.at(&[t, j]))
+                            exact_product(a.at(&ai), b_at(idx, t, j))
                         })
                         .collect()
                 } else {

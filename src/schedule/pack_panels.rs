@@ -6,6 +6,8 @@
 //! a panel's 32 columns are the SIMD axis. Below 4M elements the copy costs more than it saves.
 //! `x @ w.T` with `w` stored `[m, k]` (nn::Linear's weight) is packed from 32K elements and 16
 //! rows of `x` on: its output axis is strided by `k`, which no register tile can vectorize.
+//! The same holds per batch for a batched `[.., m, k]` operand (attention's `q @ k.T`, keys
+//! stored `[.., keys, head_dim]`): each batch's `[m, k]` is packed into its own panels.
 
 use crate::uop::{Arg, Ops, UOp};
 
@@ -38,8 +40,15 @@ pub(crate) fn pack_panels(n: &UOp) -> Option<UOp> {
     };
     let worth_it = match &layout {
         Layout::KByM(_) => k * m >= 1 << 22,
-        // The copy is one pass over w; a few rows of x already pay for it.
-        Layout::MByK(_) => n_rows >= MIN_ROWS_FOR_TRANSPOSED && k * m >= 1 << 15,
+        // The copy is one pass over w; a few rows of x already pay for it. Each batch's panels
+        // serve the rows of that batch (and of every batch it is broadcast to).
+        Layout::MByK(w) => {
+            let batches: usize = w.shape()[..rank - 3].iter().product();
+            // A batched operand is small per batch (attention: keys × head_dim), but the
+            // kernel streams every batch's rows from it; packed from 4K elements on.
+            let min_elements = if batches > 1 { 1 << 12 } else { 1 << 15 };
+            n_rows / batches >= MIN_ROWS_FOR_TRANSPOSED && k * m >= min_elements
+        }
     };
     let b = match &layout {
         Layout::KByM(b) | Layout::MByK(b) => b,
@@ -58,22 +67,28 @@ pub(crate) fn pack_panels(n: &UOp) -> Option<UOp> {
     }
     let dt = b.dtype();
     let node = |op, src: UOp, arg| UOp::new(op, src.dtype(), vec![src], arg);
-    let panels = match &layout {
+    // The batch dims of the panels (1s for a 2-D operand), before the `n` axis.
+    let (panels, batch) = match &layout {
         Layout::KByM(b) => {
             let p = node(Ops::RESHAPE, b.clone(), Arg::Shape(vec![k, m / PANEL, PANEL]));
-            node(Ops::PERMUTE, p, Arg::Axes(vec![1, 0, 2]))
+            (node(Ops::PERMUTE, p, Arg::Axes(vec![1, 0, 2])), vec![1; rank - 3])
         }
         Layout::MByK(w) => {
-            let p = node(Ops::RESHAPE, w.clone(), Arg::Shape(vec![m / PANEL, PANEL, k]));
-            node(Ops::PERMUTE, p, Arg::Axes(vec![0, 2, 1]))
+            let batch = w.shape()[..rank - 3].to_vec();
+            let nb = batch.len();
+            let mut split = batch.clone();
+            split.extend([m / PANEL, PANEL, k]);
+            let mut order: Vec<usize> = (0..nb).collect();
+            order.extend([nb, nb + 2, nb + 1]);
+            (node(Ops::PERMUTE, node(Ops::RESHAPE, w.clone(), Arg::Shape(split)), Arg::Axes(order)), batch)
         }
     };
     let panels = UOp::new(Ops::CONTIGUOUS, dt, vec![panels], Arg::None);
     let lead = &full[..rank - 2];
     let mut wide: Vec<usize> = lead.to_vec();
     wide.extend([m / PANEL, k, PANEL]);
-    let mut panel_shape = vec![1; lead.len()];
-    panel_shape.extend([m / PANEL, k, PANEL]);
+    let mut panel_shape = batch;
+    panel_shape.extend([1, m / PANEL, k, PANEL]);
     let panels = node(Ops::EXPAND, node(Ops::RESHAPE, panels, Arg::Shape(panel_shape)), Arg::Shape(wide.clone()));
     let mut a_shape: Vec<usize> = a_src.shape()[..rank - 2].to_vec();
     a_shape.extend([1, k, 1]);
@@ -94,7 +109,8 @@ const MIN_ROWS_FOR_TRANSPOSED: usize = 16;
 enum Layout {
     /// `B` is `b.T` of a 2-D `[k, m]` b (`a @ b`).
     KByM(UOp),
-    /// `B` is a 2-D `[m, k]` w broadcast as it is (`a @ w.T`).
+    /// `B` is a `[.., m, k]` w broadcast as it is (`a @ w.T`), its batch dims (all but the last
+    /// three of the product, 1 where broadcast) kept: shape `[batch.., m, k]`.
     MByK(UOp),
 }
 
@@ -110,26 +126,66 @@ fn operand_layout(u: &UOp, m: usize, k: usize) -> Option<Layout> {
     broadcast_source(u, m, k).map(Layout::MByK)
 }
 
-/// `w` as `[m, k]` when `u` broadcasts it with leading 1s (`EXPAND(RESHAPE*(w))`) and `w` is
-/// not itself a view that moves data (a transposed or sliced w is left to the kernel's own
-/// index math).
+/// `w` as `[batch.., m, k]` when `u` broadcasts it along the `n` axis (`EXPAND(RESHAPE*(w))`).
+/// A 2-D `w` must not itself be a view that moves data (a transposed or sliced w is left to
+/// the kernel's own index math) once pairs of transposes cancel; a batched one may be any
+/// expression whose last axis is `k`, not a transpose of an `m`-contiguous tensor.
 fn broadcast_source(u: &UOp, m: usize, k: usize) -> Option<UOp> {
     if u.op() != Ops::EXPAND {
         return None;
     }
     let cur = &u.src()[0];
     let s = cur.shape();
-    if s.len() < 2 || s[s.len() - 2..] != [m, k] || !s[..s.len() - 2].iter().all(|&d| d == 1) {
+    let rank = s.len();
+    if rank < 3 || s[rank - 2..] != [m, k] || s[rank - 3] != 1 {
         return None;
     }
-    let mut base = cur.clone();
-    while base.op() == Ops::RESHAPE {
-        base = base.src()[0].clone();
-    }
-    if matches!(base.op(), Ops::PERMUTE | Ops::SHRINK | Ops::PAD | Ops::FLIP | Ops::EXPAND) {
+    let mut batch = s[..rank - 3].to_vec();
+    let (mut base, swapped) = through_transposes(cur);
+    if swapped {
         return None;
     }
-    Some(UOp::new(Ops::RESHAPE, cur.dtype(), vec![cur.clone()], Arg::Shape(vec![m, k])))
+    if batch.iter().all(|&d| d == 1) {
+        while base.op() == Ops::RESHAPE {
+            base = base.src()[0].clone();
+        }
+        if matches!(base.op(), Ops::PERMUTE | Ops::SHRINK | Ops::PAD | Ops::FLIP | Ops::EXPAND) {
+            return None;
+        }
+    }
+    batch.extend([m, k]);
+    Some(UOp::new(Ops::RESHAPE, cur.dtype(), vec![cur.clone()], Arg::Shape(batch)))
+}
+
+/// `u` seen through reshapes that only add or drop 1s and through transposes of its last two
+/// axes, and whether an odd number of such transposes was passed (then its `m` axis is the
+/// contiguous one).
+fn through_transposes(u: &UOp) -> (UOp, bool) {
+    let mut cur = strip_unit_reshapes(u);
+    let mut swapped = false;
+    while let Some(src) = last_two_swapped(&cur) {
+        swapped = !swapped;
+        cur = strip_unit_reshapes(&src);
+    }
+    (cur, swapped)
+}
+
+/// `u` below any reshapes that only add or remove axes of size 1.
+fn strip_unit_reshapes(u: &UOp) -> UOp {
+    let mut cur = u.clone();
+    let non_unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    while cur.op() == Ops::RESHAPE && non_unit(cur.shape()) == non_unit(cur.src()[0].shape()) {
+        cur = cur.src()[0].clone();
+    }
+    cur
+}
+
+/// The source of `u` when `u` is a PERMUTE that swaps exactly its last two axes.
+fn last_two_swapped(u: &UOp) -> Option<UOp> {
+    let (Ops::PERMUTE, Arg::Axes(order)) = (u.op(), u.arg()) else { return None };
+    let r = order.len();
+    let swap = r >= 2 && order[r - 2] == r - 1 && order[r - 1] == r - 2 && (0..r - 2).all(|i| order[i] == i);
+    swap.then(|| u.src()[0].clone())
 }
 
 /// The 2-D `b` when `u` is `b.T` (a `[k, m]` transposed) reshaped with leading 1s and

@@ -88,6 +88,13 @@ impl Tensor {
                 scores.add(mask.cast(scores.dtype()))
             };
         }
+        if opts.dropout_p == 0.0 && scores.dtype() == DType::F32 {
+            // The softmax normalized after the product, `(exp(s - max) @ v) / sum(exp(s - max))`:
+            // the weights are never materialized (the exp is computed where the product loads
+            // it, the division where it stores), so the softmax costs the max and sum kernels.
+            let e = scores.sub(scores.max_keepdim(-1).detach()).exp();
+            return e.matmul(&v.float()).div(e.sum_keepdim(-1));
+        }
         let mut weights = scores.softmax(-1);
         if opts.dropout_p > 0.0 {
             let p = opts.dropout_p;
