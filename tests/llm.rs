@@ -132,6 +132,28 @@ fn gguf_errors_name_the_file_and_the_problem() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A 256-token prompt in one pass (its attention reads the keys from packed panels: 256 keys
+/// of 16 per head reach the packing threshold) against the same tokens decoded one at a time
+/// through the KV cache (a single query row reads the keys as they are).
+#[test]
+fn long_prefill_equals_token_by_token_decoding() {
+    let model = Llama::from_pretrained(fixture_dir("llama")).unwrap();
+    let tokens: Vec<u32> = (0..256u32).map(|i| (i * 37 + 11) % 320).collect();
+    let full = no_grad(|| model.forward(&ids(&tokens), Start::At(0), None)).to_vec::<f32>().unwrap();
+    let cache = model.new_cache(1, 256);
+    let first = 200;
+    no_grad(|| model.forward(&ids(&tokens[..first]), Start::At(0), Some(&cache))).realize().unwrap();
+    let vocab = 320;
+    let mut worst = 0f32;
+    for (pos, &tok) in tokens.iter().enumerate().skip(first) {
+        let p = Tensor::from_vec(vec![pos as i32], [1]);
+        let step = no_grad(|| model.forward(&ids(&[tok]), Start::In(&p), Some(&cache))).to_vec::<f32>().unwrap();
+        let want = &full[pos * vocab..(pos + 1) * vocab];
+        worst = step.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(worst, f32::max);
+    }
+    assert!(worst <= 1e-4, "decoding differs from the one-pass prompt by {worst:.2e}");
+}
+
 #[test]
 fn decode_steps_at_new_positions_build_no_kernels() {
     // A decode step takes its position from a tensor: after the first step, every later
