@@ -113,6 +113,8 @@ fn linear_layout_matmul_is_packed_and_right() {
     let wr = Tensor::from_vec(wv, [out, inp]).realize().unwrap();
     if xr.device() == "CPU" {
         assert_eq!(kernels(&xr.matmul(&wr.t())), if simd { 2 } else { 1 }, "x @ w.T: panel copy + matmul");
+        let x3 = xr.reshape([2, rows / 2, inp]);
+        assert_eq!(kernels(&x3.linear(&wr, None)), if simd { 2 } else { 1 }, "batched x @ w.T: panel copy + matmul");
         let one_row = xr.shrink(&[(0, 1), (0, inp)]).realize().unwrap();
         assert_eq!(kernels(&one_row.matmul(&wr.t())), 1, "a single row reads w as it is");
     }

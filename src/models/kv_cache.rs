@@ -76,6 +76,10 @@ impl KvCache {
                 // A lazy assign of the whole cache (rows s..s+t from k, the rest kept), not a
                 // write through a slice: that would realize k right away, and with it every
                 // earlier layer's lazy work, again for each layer.
+                // The keys and values in kernels of their own first: fused into the cache
+                // write, their projections would run over the cache's padded layout (28 GFLOP/s
+                // instead of a packed matmul's 230 at 512 tokens).
+                let (k, v) = (&k.contiguous(), &v.contiguous());
                 let slots = Tensor::arange(self.max_len).cast(DType::I32);
                 let rows = slots.ge(s as i64).bitand(slots.lt((s + t) as i64)).reshape([1, 1, self.max_len, 1]);
                 let spread = |x: &Tensor| x.pad(&[(0, 0), (0, 0), (s, self.max_len - s - t), (0, 0)]);

@@ -33,7 +33,7 @@ pub(crate) fn pack_panels(n: &UOp) -> Option<UOp> {
     // The right operand is either `b.T` of a `[k, m]` b, or a `[m, k]` w itself (`x @ w.T`,
     // nn::Linear's layout), whose output axis is strided by k: without panels every SIMD load
     // of it is 16 scalar loads (a 1024³ `x @ w.T` ran at 15 GFLOP/s against 284 for `x @ w`).
-    let (a, layout) = match (operand_layout(rhs, m, k), operand_layout(lhs, m, k)) {
+    let (a, layout) = match (operand_layout(rhs, rank, m, k), operand_layout(lhs, rank, m, k)) {
         (Some(l), _) => (lhs, l),
         (None, Some(l)) => (rhs, l),
         _ => return None,
@@ -114,12 +114,17 @@ enum Layout {
     MByK(UOp),
 }
 
-/// The layout of `u` as the right operand of a matmul with `m` outputs and `k` reduced.
-fn operand_layout(u: &UOp, m: usize, k: usize) -> Option<Layout> {
+/// The layout of `u` as the right operand of a matmul (a product of rank `rank`) with `m`
+/// outputs and `k` reduced.
+fn operand_layout(u: &UOp, rank: usize, m: usize, k: usize) -> Option<Layout> {
     if let Some(b) = transposed_source(u) {
-        // `(w.T).T`: the front end keeps both transposes.
+        // `(w.T).T`: the front end keeps both transposes. The 2-D w gets batch dims of 1.
         return Some(match (b.op(), b.arg()) {
-            (Ops::PERMUTE, Arg::Axes(order)) if order.as_slice() == [1, 0] => Layout::MByK(b.src()[0].clone()),
+            (Ops::PERMUTE, Arg::Axes(order)) if order.as_slice() == [1, 0] => {
+                let mut shape = vec![1; rank - 3];
+                shape.extend([m, k]);
+                Layout::MByK(UOp::new(Ops::RESHAPE, b.dtype(), vec![b.src()[0].clone()], Arg::Shape(shape)))
+            }
             _ => Layout::KByM(b),
         });
     }
