@@ -2,7 +2,8 @@
 # The LLM benchmark: a random-weight model of LLaMA-3.2-1B's shape (16 layers, f32, made once by
 # transformers into LLM_BENCH_DIR), run by ferrograd (examples/llama.rs --bench) and PyTorch
 # (bench/llm_torch.py, 2 threads) on the same weights: prefill of a 512-token prompt, 128 greedy
-# tokens with a KV cache, time to first token, peak RSS. LAYERS=n for a smaller model.
+# tokens with a KV cache, time to first token, peak RSS. LAYERS=n for a smaller model; DTYPE=bf16
+# (or f16) for 16-bit weights.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${BENCH_VENV:-.bench-venv}"
@@ -11,9 +12,11 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$VENV/bin/pip" install --quiet numpy torch transformers
 fi
 LAYERS="${LAYERS:-16}"
-DIR="${LLM_BENCH_DIR:-${FERROGRAD_CACHE:-$HOME/.cache/ferrograd}/bench/llama-1b-shape-${LAYERS}L}"
+DTYPE="${DTYPE:-f32}"
+SUFFIX=$([ "$DTYPE" = f32 ] && echo "" || echo "-$DTYPE")
+DIR="${LLM_BENCH_DIR:-${FERROGRAD_CACHE:-$HOME/.cache/ferrograd}/bench/llama-1b-shape-${LAYERS}L$SUFFIX}"
 ARGS=(--prompt-len "${PROMPT_LEN:-512}" --tokens "${TOKENS:-128}")
-"$VENV/bin/python" bench/llm_torch.py make "$DIR" --layers "$LAYERS"
+"$VENV/bin/python" bench/llm_torch.py make "$DIR" --layers "$LAYERS" --dtype "$DTYPE"
 cargo build --release --example llama
 echo "== $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(date -u +%F)"
 echo "== ferrograd"

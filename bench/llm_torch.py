@@ -1,13 +1,15 @@
 """The LLM benchmark's PyTorch side (bench/llm.sh runs both).
 
-    python bench/llm_torch.py make DIR [--layers N]   # a random-weight model folder, LLaMA-3.2-1B's shape
+    python bench/llm_torch.py make DIR [--layers N] [--dtype bf16]   # a random-weight model folder, LLaMA-3.2-1B's shape
     python bench/llm_torch.py run DIR [--prompt-len N] [--tokens N]
 
-`make` writes config.json + model.safetensors (f32) with transformers' own initialization, so
+`make` writes config.json + model.safetensors (f32, or bf16/f16 with --dtype) with
+transformers' own initialization, so
 ferrograd (`cargo run --release --example llama -- --bench DIR`) and PyTorch run the same
 weights. `run` times, on 2 threads, a prompt pass with a KV cache and greedy decoding, and
 prints the same lines as the Rust example: prefill tok/s, decode tok/s, first token ms, peak
-RSS MB.
+RSS MB. `run` computes in the weights' dtype (PyTorch's bf16 kernels for a bf16 folder;
+ferrograd keeps such weights bf16 in memory and computes in f32).
 """
 
 import argparse
@@ -29,19 +31,22 @@ def config(layers):
     )
 
 
-def make(path, layers):
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def make(path, layers, dtype):
     if os.path.exists(os.path.join(path, "model.safetensors")):
         print(f"{path}: already there")
         return
     torch.manual_seed(0)
-    model = LlamaForCausalLM(config(layers)).eval()
+    model = LlamaForCausalLM(config(layers)).eval().to(DTYPES[dtype])
     model.save_pretrained(path, safe_serialization=True)
     print(f"{path}: {sum(p.numel() for p in model.parameters()) / 1e9:.2f} B parameters")
 
 
 def run(path, prompt_len, tokens):
     torch.set_num_threads(2)
-    model = LlamaForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
+    model = LlamaForCausalLM.from_pretrained(path, dtype="auto").eval()
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     prompt = torch.tensor([[(i * 2654435761) % 128000 for i in range(prompt_len)]])
 
@@ -75,9 +80,10 @@ def main():
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--prompt-len", type=int, default=512)
     ap.add_argument("--tokens", type=int, default=128)
+    ap.add_argument("--dtype", choices=list(DTYPES), default="f32")
     a = ap.parse_args()
     if a.what == "make":
-        make(a.dir, a.layers)
+        make(a.dir, a.layers, a.dtype)
     else:
         run(a.dir, a.prompt_len, a.tokens)
 

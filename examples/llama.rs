@@ -11,7 +11,8 @@
 //! Options: `--tokens N` (default 32), `--temperature T` (0: greedy, the default), `--top-k K`,
 //! `--top-p P`, `--seed S`, `--no-cache`, `--no-jit`. `--bench` runs the model in DIR (made by
 //! `bench/llm.sh`, which runs PyTorch on the same weights) or random weights of LLaMA-3.2-1B's
-//! shape with `--layers N` (default 16); `--prompt-len N` (512) and `--tokens N` (128).
+//! shape with `--layers N` (default 16); `--prompt-len N` (512) and `--tokens N` (128);
+//! `--keep-16bit` keeps a bf16/f16 folder's weights 16-bit in memory.
 
 use ferrograd::models::llama::LlamaConfig;
 use ferrograd::models::{generate, load_causal_lm, CausalLm, GenerateOpts, Generated, Llama};
@@ -26,12 +27,13 @@ struct Args {
     tokens: Option<usize>,
     opts: GenerateOpts,
     bench: bool,
+    keep_16bit: bool,
     layers: usize,
     prompt_len: usize,
 }
 
 fn usage(message: &str) -> ! {
-    eprintln!("llama: {message}\nusage: llama DIR|FILE.gguf [--prompt TEXT | --ids 1,2,3] [--tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--no-cache] [--no-jit]\n       llama --bench [DIR] [--layers N] [--prompt-len N] [--tokens N]");
+    eprintln!("llama: {message}\nusage: llama DIR|FILE.gguf [--prompt TEXT | --ids 1,2,3] [--tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--no-cache] [--no-jit]\n       llama --bench [DIR] [--keep-16bit] [--layers N] [--prompt-len N] [--tokens N]");
     std::process::exit(2)
 }
 
@@ -43,6 +45,7 @@ fn parse_args() -> Args {
         tokens: None,
         opts: GenerateOpts::default(),
         bench: false,
+        keep_16bit: false,
         layers: 16,
         prompt_len: 512,
     };
@@ -65,6 +68,7 @@ fn parse_args() -> Args {
             "--no-cache" => a.opts.kv_cache = false,
             "--no-jit" => a.opts.jit = false,
             "--bench" => a.bench = true,
+            "--keep-16bit" => a.keep_16bit = true,
             "--layers" => a.layers = num("--layers", it.next()),
             "--prompt-len" => a.prompt_len = num("--prompt-len", it.next()),
             s if s.starts_with("--") => usage(&format!("unknown option {s}")),
@@ -139,6 +143,13 @@ fn run(args: &Args) -> ferrograd::Result<()> {
     Ok(())
 }
 
+/// Bytes of the buffers a parameter reads (a realized weight, or the 16-bit buffer under a
+/// lazy cast).
+fn stored_bytes(t: &Tensor) -> usize {
+    let nodes = t.uop().toposort();
+    nodes.iter().filter_map(|n| n.buffer()).map(|b| b.0.size() * b.0.dtype().itemsize()).sum()
+}
+
 /// Peak resident memory of this process in MB (`VmHWM`), where /proc has it.
 fn peak_rss_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -152,7 +163,7 @@ fn bench(args: &Args) -> ferrograd::Result<()> {
     let started = Instant::now();
     // The model folder bench/llm.sh made (so PyTorch runs the same weights), or random weights.
     let (model, source) = match &args.dir {
-        Some(dir) => (Llama::from_pretrained(dir)?, format!("loaded from {dir}")),
+        Some(dir) => (Llama::from_pretrained_with(dir, args.keep_16bit)?, format!("loaded from {dir}")),
         None => {
             Tensor::manual_seed(0);
             let config = LlamaConfig { num_hidden_layers: args.layers, ..LlamaConfig::llama_3_2_1b() };
@@ -160,12 +171,18 @@ fn bench(args: &Args) -> ferrograd::Result<()> {
         }
     };
     let params: Vec<Tensor> = nn::state_dict(&model).into_values().collect();
-    Tensor::realize_all(&params.iter().collect::<Vec<_>>())?;
-    let weight_bytes: usize = params.iter().map(|p| p.numel() * p.dtype().itemsize()).sum();
+    if args.dir.is_none() {
+        Tensor::realize_all(&params.iter().collect::<Vec<_>>())?;
+    }
+    // Weights loaded as stored (16-bit ones stay 16-bit) are lazy casts: the memory is what
+    // their buffers hold.
+    let weight_bytes: usize = params.iter().map(stored_bytes).sum();
+    let numel: usize = params.iter().map(|p| p.numel()).sum();
     println!(
-        "model: {} layers of LLaMA-3.2-1B's shape, {:.2} B parameters, f32 ({:.0} MB), {source} in {:.1} s",
+        "model: {} layers of LLaMA-3.2-1B's shape, {:.2} B parameters, {} bytes each ({:.0} MB), {source} in {:.1} s",
         model.config.num_hidden_layers,
-        weight_bytes as f64 / 4.0 / 1e9,
+        numel as f64 / 1e9,
+        weight_bytes / numel.max(1),
         weight_bytes as f64 / 1e6,
         started.elapsed().as_secs_f64()
     );

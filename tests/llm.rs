@@ -73,6 +73,12 @@ fn llama3_with_gqa_scaled_rope_tied_bf16_matches_transformers() {
     assert!(model.lm_head.is_none() && model.config.num_key_value_heads == 2);
     assert!(matches!(model.config.rope_scaling, RopeScaling::Llama3 { .. }));
     check_model("llama", model);
+    // Loaded as stored, the bf16 weights stay bf16 in memory (cast inside the kernels).
+    let model = Llama::from_pretrained_with(fixture_dir("llama"), true).unwrap();
+    let stored: usize = ferrograd::nn::state_dict(&model).values().map(stored_bytes).sum();
+    let params: usize = ferrograd::nn::state_dict(&model).values().map(|t| t.numel()).sum();
+    assert_eq!(stored, params * 2, "bf16 weights take 2 bytes each");
+    check_model("llama", model);
 }
 
 #[test]

@@ -264,8 +264,16 @@ impl Llama {
     }
 
     /// Loads a Hugging Face model folder (`config.json` and `model.safetensors` or its shards).
-    /// Weights in f16 or bf16 are converted to f32.
+    /// Weights in f16 or bf16 are converted to f32 (see `from_pretrained_with`).
     pub fn from_pretrained(dir: impl AsRef<Path>) -> Result<Llama> {
+        Llama::from_pretrained_with(dir, false)
+    }
+
+    /// [`Llama::from_pretrained`]; with `keep_stored`, weights stay in the checkpoint's dtype
+    /// (`LoadOptions::keep_stored`): f16/bf16 weights take half the memory and are cast to f32
+    /// inside the kernels that read them (inference only). Today the CPU's matrix-vector
+    /// kernels convert them lane by lane, so decoding is slower than from f32 weights.
+    pub fn from_pretrained_with(dir: impl AsRef<Path>, keep_stored: bool) -> Result<Llama> {
         let dir = dir.as_ref();
         let config = LlamaConfig::from_file(folder_config(dir)?)?;
         let model = crate::tensor::skip_init(|| Llama::new(config));
@@ -276,7 +284,8 @@ impl Llama {
         if model.config.tie_word_embeddings {
             ignore.push("lm_head.weight".into());
         }
-        nn::load_state_dict_opts(&model, weights, &nn::LoadOptions { ignore, ..nn::LoadOptions::default() })?;
+        let opts = nn::LoadOptions { ignore, keep_stored, ..nn::LoadOptions::default() };
+        nn::load_state_dict_opts(&model, weights, &opts)?;
         Ok(model)
     }
 
