@@ -133,3 +133,25 @@ fn a_reduce_read_at_shifted_indices_is_computed_once() {
         assert!((*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()), "[{r}, {c}]: {g} vs {want}");
     }
 }
+
+/// Attention's kernels per call: the scores (with the causal or cache mask as index
+/// arithmetic, never a materialized mask), the softmax's max, exp and sum, and the product with
+/// the values (normalized there), plus on a SIMD CPU one panel copy of the keys for a long
+/// prompt. A decode step (one query row) needs no copy.
+#[test]
+fn attention_is_at_most_5_kernels_plus_the_key_panels() {
+    use ferrograd::tensor::AttentionOpts;
+    let simd = ferrograd::runtime::get_device("CPU").unwrap().renderer().target().simd_bytes > 0;
+    let kv = |t: usize, seed: u64| param(&[1, 8, t, 64], seed).detach().realize().unwrap();
+    let (k, v) = (kv(512, 2), kv(512, 3));
+    let opts = AttentionOpts { enable_gqa: true, ..AttentionOpts::default() };
+    let prompt = param(&[1, 32, 512, 64], 1).detach().realize().unwrap();
+    let n = kernel_count(&[prompt.scaled_dot_product_attention(&k, &v, &opts.clone().causal()).uop()]);
+    println!("attention, 512-token causal prompt, 32 heads over 8 kv heads: {n} kernels");
+    assert!(n <= 5 + usize::from(simd), "a prompt's attention took {n} kernels");
+    let step = param(&[1, 32, 1, 64], 4).detach().realize().unwrap();
+    let mask = Tensor::arange(512).lt(300).reshape([1, 512]);
+    let n = kernel_count(&[step.scaled_dot_product_attention(&k, &v, &opts.mask(&mask)).uop()]);
+    println!("attention, one decode step over a 512-slot cache: {n} kernels");
+    assert!(n <= 5, "a decode step's attention took {n} kernels");
+}
