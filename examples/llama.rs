@@ -1,7 +1,7 @@
 //! Text generation with a LLaMA-family or GPT-2 model from a Hugging Face model folder
 //! (`config.json`, `model.safetensors` or its shards, and `tokenizer.json` if it has one) or a
-//! LLaMA-family GGUF file (quantized weights stay quantized; a `tokenizer.json` beside it is
-//! used), with a KV cache and each decode step under TinyJit.
+//! LLaMA-family GGUF file (quantized weights stay quantized; its own byte-level BPE tokenizer,
+//! or a `tokenizer.json` beside it), with a KV cache and each decode step under TinyJit.
 //!
 //!     cargo run --release --features tokenizers --example llama -- tests/fixtures/llm/llama --prompt "The quick"
 //!     cargo run --release --features tokenizers --example llama -- tests/fixtures/llm/llama-gguf/model.gguf --prompt "The quick"
@@ -105,12 +105,21 @@ fn print_speed(prompt_len: usize, out: &Generated) {
 #[cfg(feature = "tokenizers")]
 type Tok = ferrograd::models::tokenize::TextTokenizer;
 
-/// The tokenizer of a model folder, or of the folder holding a GGUF file.
+/// The tokenizer of a model folder; for a GGUF file, the one in its metadata, else a
+/// tokenizer.json beside it.
 #[cfg(feature = "tokenizers")]
 fn tokenizer(path: &str) -> Option<Tok> {
     let p = std::path::Path::new(path);
-    let dir = if p.is_file() { p.parent()? } else { p };
-    Tok::from_dir(dir).ok()
+    if !p.is_file() {
+        return Tok::from_dir(p).ok();
+    }
+    match Tok::from_gguf(p) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            eprintln!("llama: {e}");
+            Tok::from_dir(p.parent()?).ok()
+        }
+    }
 }
 
 fn run(args: &Args) -> ferrograd::Result<()> {

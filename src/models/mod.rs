@@ -7,6 +7,8 @@ pub mod bert;
 pub mod config;
 pub mod generate;
 mod gguf;
+#[cfg(feature = "tokenizers")]
+mod gguf_tokenizer;
 pub mod gpt2;
 pub mod kv_cache;
 pub mod llama;

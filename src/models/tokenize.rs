@@ -100,6 +100,18 @@ impl TextTokenizer {
         Ok(TextTokenizer { tokenizer, path })
     }
 
+    /// The tokenizer a GGUF file carries in its metadata (byte-level BPE; see
+    /// `models/gguf_tokenizer.rs`).
+    pub fn from_gguf(path: impl AsRef<Path>) -> Result<TextTokenizer> {
+        let path = path.as_ref();
+        let json = super::gguf_tokenizer::tokenizer_json(path, &crate::nn::gguf_metadata(path)?)?;
+        let tokenizer: Tokenizer = json.parse().map_err(|e| Error::Format {
+            path: path.to_path_buf(),
+            message: format!("the tokenizer in its metadata does not build: {e}"),
+        })?;
+        Ok(TextTokenizer { tokenizer, path: path.to_path_buf() })
+    }
+
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
         let e = self
             .tokenizer

@@ -10,7 +10,7 @@ mod state;
 
 pub use crate::tensor::skip_init;
 pub use ferrograd_derive::Module;
-pub use gguf::{gguf_load, gguf_load_on, GgmlType, Gguf, GgufValue};
+pub use gguf::{gguf_load, gguf_load_on, gguf_metadata, GgmlType, Gguf, GgufValue};
 pub use layers::{
     BatchNorm, Conv1d, Conv2d, ConvNd, ConvTranspose2d, Dropout, Embedding, GroupNorm, InstanceNorm, LSTMCell,
     LayerNorm, Linear, RMSNorm,

@@ -158,6 +158,17 @@ pub fn gguf_load_on(path: impl AsRef<Path>, device: &str) -> Result<Gguf> {
     Ok(out)
 }
 
+/// Reads only the metadata of a GGUF file (its tensors are not loaded).
+pub fn gguf_metadata(path: impl AsRef<Path>) -> Result<BTreeMap<String, GgufValue>> {
+    let path = path.as_ref();
+    let file = File::open(path).map_err(|source| Error::File { path: path.to_path_buf(), source })?;
+    // SAFETY: as in `gguf_load_on`: every offset is checked against the map's fixed length,
+    // bytes are parsed by value, and nothing borrows from the map past this call.
+    let map = unsafe { Mmap::map(&file) }.map_err(|source| Error::File { path: path.to_path_buf(), source })?;
+    let header = parse_header(&map).map_err(|message| Error::Format { path: path.to_path_buf(), message })?;
+    Ok(header.metadata)
+}
+
 /// One tensor's description in the header.
 struct TensorInfo {
     name: String,
