@@ -12,6 +12,10 @@ Models (each a few hundred kB):
   llama-f16  Llama-2 style: untied lm_head, plain RoPE, no GQA, f16 weights, config.json as
              transformers 5 writes it (`rope_parameters`)
   gpt2       GPT-2: learned positions, LayerNorm, tanh GELU, Conv1D weights, f32
+  qwen2      Qwen2: LLaMA's layout with biases on q, k and v, grouped-query attention, tied,
+             rope_theta 1e6, f32
+
+`python3 scripts/llm_fixtures.py qwen2` writes only the named models.
 
 reference.json holds the prompt's token ids, transformers' logits for every prompt position
 (computed in float32 from the saved weights), and 32 greedy tokens from `generate` (with its
@@ -25,7 +29,9 @@ import shutil
 
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+import sys
+
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "fixtures", "llm")
@@ -120,9 +126,10 @@ def write(name, model, dtype, tokenizer, classic_rope=None):
 
 
 def main():
+    only = set(sys.argv[1:])
+    want = lambda name: not only or name in only
     torch.manual_seed(0)
     tokenizer = byte_bpe_tokenizer()
-
     llama3 = LlamaConfig(
         vocab_size=VOCAB, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
@@ -132,8 +139,8 @@ def main():
     )
     model = LlamaForCausalLM(llama3)
     spread_weights(model, 0.15)
-    write("llama", model, torch.bfloat16, tokenizer, classic_rope=True)
-
+    if want("llama"):
+        write("llama", model, torch.bfloat16, tokenizer, classic_rope=True)
     llama2 = LlamaConfig(
         vocab_size=VOCAB, hidden_size=48, intermediate_size=128, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=128,
@@ -142,12 +149,23 @@ def main():
     )
     model = LlamaForCausalLM(llama2)
     spread_weights(model, 0.15)
-    write("llama-f16", model, torch.float16, tokenizer)
-
+    if want("llama-f16"):
+        write("llama-f16", model, torch.float16, tokenizer)
     gpt2 = GPT2Config(vocab_size=VOCAB, n_positions=128, n_embd=64, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(gpt2)
     spread_weights(model, 0.15)
-    write("gpt2", model, torch.float32, tokenizer)
+    if want("gpt2"):
+        write("gpt2", model, torch.float32, tokenizer)
+    qwen2 = Qwen2Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6, tie_word_embeddings=True,
+        bos_token_id=0, eos_token_id=0, use_sliding_window=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+    )
+    model = Qwen2ForCausalLM(qwen2)
+    spread_weights(model, 0.15)
+    if want("qwen2"):
+        write("qwen2", model, torch.float32, tokenizer)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-//! LLaMA and GPT-2 (`models::llama`, `models::gpt2`) against Hugging Face `transformers` on
+//! LLaMA, Qwen2 and GPT-2 (`models::llama`, `models::gpt2`) against Hugging Face `transformers` on
 //! small random-weight models (tests/fixtures/llm/*, written by scripts/llm_fixtures.py):
 //! prompt logits within 1e-4, and 32 greedy tokens identical to `generate`'s with and without
 //! the KV cache and TinyJit.
@@ -87,6 +87,19 @@ fn llama2_untied_f16_matches_transformers() {
     assert!(model.lm_head.is_some() && model.config.rope_scaling == RopeScaling::None);
     assert_eq!(model.config.head_dim, 12);
     check_model("llama-f16", model);
+}
+
+/// Qwen2: LLaMA's layout with biases on the q, k and v projections (random, nonzero here).
+#[test]
+fn qwen2_with_qkv_biases_matches_transformers() {
+    let model = Llama::from_pretrained(fixture_dir("qwen2")).unwrap();
+    assert!(model.config.qkv_bias && !model.config.o_bias && model.lm_head.is_none());
+    assert!(model.model.layers[0].self_attn.q_proj.bias.is_some());
+    check_model("qwen2", model);
+    let any = ferrograd::models::load_causal_lm(fixture_dir("qwen2")).unwrap();
+    let r = reference("qwen2");
+    let logits = no_grad(|| any.forward(&ids(&r.prompt), Start::At(0), None));
+    assert!(worst_logit_error(&logits, &r.logits) <= 1e-4);
 }
 
 #[test]
@@ -210,6 +223,10 @@ fn config_errors_name_the_file_and_the_setting() {
     std::fs::write(&path, base.replace("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")).unwrap();
     let err = LlamaConfig::from_file(&path).unwrap_err();
     assert!(err.to_string().contains("num_key_value_heads"), "{err}");
+    let qwen2 = std::fs::read_to_string(fixture_dir("qwen2/config.json")).unwrap();
+    std::fs::write(&path, qwen2.replace("\"use_sliding_window\": false", "\"use_sliding_window\": true")).unwrap();
+    let err = LlamaConfig::from_file(&path).unwrap_err();
+    assert!(err.to_string().contains("use_sliding_window"), "{err}");
     // A folder with a config and no weights says what is missing.
     std::fs::write(&path, &base).unwrap();
     let err = Llama::from_pretrained(&dir).err().expect("no weights here");

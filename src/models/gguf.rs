@@ -134,6 +134,8 @@ impl Llama {
             rope_scaling,
             max_position_embeddings: m.usize_opt("context_length")?.unwrap_or(2048),
             tie_word_embeddings: !g.tensors.contains_key("output.weight"),
+            qkv_bias: false,
+            o_bias: false,
         };
         let model = crate::tensor::skip_init(|| Llama::new(config));
         let mut dict = BTreeMap::new();

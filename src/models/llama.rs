@@ -1,5 +1,5 @@
 //! LLaMA-family decoders as Hugging Face's `LlamaForCausalLM` (LLaMA 2 and 3, and the models
-//! that share its layout): RMSNorm, rotary position embeddings with the config's theta and
+//! that share its layout, such as Qwen2 with its q/k/v biases): RMSNorm, rotary position embeddings with the config's theta and
 //! scaling, grouped-query attention, a SwiGLU feed-forward, tied or untied output embeddings.
 //! Parameter names are the checkpoint's, so a `model.safetensors` loads strictly.
 
@@ -46,6 +46,10 @@ pub struct LlamaConfig {
     pub rope_scaling: RopeScaling,
     pub max_position_embeddings: usize,
     pub tie_word_embeddings: bool,
+    /// Biases on the query, key and value projections (Qwen2; LLaMA's `attention_bias`).
+    pub qkv_bias: bool,
+    /// A bias on the output projection (LLaMA's `attention_bias`; Qwen2 has none).
+    pub o_bias: bool,
 }
 
 impl LlamaConfig {
@@ -69,6 +73,8 @@ impl LlamaConfig {
             },
             max_position_embeddings: 131072,
             tie_word_embeddings: true,
+            qkv_bias: false,
+            o_bias: false,
         }
     }
 
@@ -81,11 +87,15 @@ impl LlamaConfig {
         if act != "silu" {
             return Err(c.error(format!("hidden_act {act:?} is not supported (LLaMA uses \"silu\")")));
         }
-        for flag in ["attention_bias", "mlp_bias"] {
-            if c.bool_or(flag, false)? {
-                return Err(c.error(format!("`{flag}: true` is not supported")));
-            }
+        if c.bool_or("mlp_bias", false)? {
+            return Err(c.error("`mlp_bias: true` is not supported".into()));
         }
+        // Qwen2 is this model with biases on q, k and v (and full attention in every layer).
+        let qwen2 = c.str_or("model_type", "llama")? == "qwen2";
+        if qwen2 && c.bool_or("use_sliding_window", false)? {
+            return Err(c.error("`use_sliding_window: true` is not supported (sliding-window attention)".into()));
+        }
+        let attention_bias = c.bool_or("attention_bias", false)?;
         let heads = c.usize("num_attention_heads")?;
         let hidden = c.usize("hidden_size")?;
         if heads == 0 || !hidden.is_multiple_of(heads) && c.usize_opt("head_dim")?.is_none() {
@@ -111,6 +121,8 @@ impl LlamaConfig {
             rope_scaling,
             max_position_embeddings: c.usize_opt("max_position_embeddings")?.unwrap_or(2048),
             tie_word_embeddings: c.bool_or("tie_word_embeddings", false)?,
+            qkv_bias: qwen2 || attention_bias,
+            o_bias: attention_bias,
         })
     }
 
@@ -230,6 +242,10 @@ fn linear(inputs: usize, outputs: usize) -> Linear {
     Linear { weight: Tensor::normal([outputs, inputs], 0.0, 0.02), bias: None }
 }
 
+fn linear_with_bias(inputs: usize, outputs: usize, bias: bool) -> Linear {
+    Linear { bias: bias.then(|| Tensor::zeros([outputs])), ..linear(inputs, outputs) }
+}
+
 impl Llama {
     /// A randomly initialized model (weights `N(0, 0.02)`, as transformers initializes them).
     pub fn new(config: LlamaConfig) -> Llama {
@@ -239,10 +255,10 @@ impl Llama {
         let layers = (0..config.num_hidden_layers)
             .map(|_| LlamaLayer {
                 self_attn: LlamaAttention {
-                    q_proj: linear(h, q),
-                    k_proj: linear(h, kv),
-                    v_proj: linear(h, kv),
-                    o_proj: linear(q, h),
+                    q_proj: linear_with_bias(h, q, config.qkv_bias),
+                    k_proj: linear_with_bias(h, kv, config.qkv_bias),
+                    v_proj: linear_with_bias(h, kv, config.qkv_bias),
+                    o_proj: linear_with_bias(q, h, config.o_bias),
                 },
                 mlp: LlamaMlp {
                     gate_proj: linear(h, config.intermediate_size),
