@@ -1,10 +1,14 @@
-"""Writes tests/fixtures/llm/llama-gguf/: the random-weight LLaMA fixture (tests/fixtures/llm/llama,
-from scripts/llm_fixtures.py) converted to a GGUF file as llama.cpp's converter lays it out, its
-weights quantized to a mix of GGML types, with `reference.json` from Hugging Face `transformers`
-running the dequantized weights.
+"""Writes tests/fixtures/llm/llama-gguf/ (and qwen2-gguf/): the random-weight LLaMA (and Qwen2)
+fixtures (tests/fixtures/llm/llama, qwen2, from scripts/llm_fixtures.py) converted to GGUF files as
+llama.cpp's converter lays them out, weights quantized to a mix of GGML types, with
+`reference.json` from Hugging Face `transformers` running the dequantized weights.
 
-    pip install gguf transformers tokenizers torch safetensors
-    python3 scripts/gguf_llama_fixture.py
+    pip install gguf transformers tokenizers torch safetensors accelerate
+    python3 scripts/gguf_llama_fixture.py [llama] [qwen2]
+
+Qwen2 differs in layout: architecture `qwen2` (metadata `qwen2.*`), biases on q/k/v stored as F32
+`blk.N.attn_q.bias` ..., and q/k rows not permuted (its RoPE is the rotate-half form llama.cpp
+calls NEOX).
 
 The GGUF layout, as llama.cpp's convert_hf_to_gguf.py writes it: names `token_embd`,
 `blk.N.attn_q`, ...; the rows of attn_q and attn_k permuted from the rotate-half order of
@@ -29,11 +33,12 @@ import numpy as np
 import torch
 from gguf import GGUFWriter, GGMLQuantizationType as T, quants
 from safetensors.torch import load_file
-from transformers import LlamaConfig, LlamaForCausalLM
+import sys
+
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen2ForCausalLM
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SRC = os.path.join(ROOT, "tests", "fixtures", "llm", "llama")
-OUT = os.path.join(ROOT, "tests", "fixtures", "llm", "llama-gguf")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "llm")
 NEW_TOKENS = 32
 
 # GGML type of each weight, per layer (layer 0, layer 1): every block type a LLaMA GGUF uses
@@ -90,27 +95,38 @@ def rope_factors(cfg):
 
 
 def main():
+    for arch in sys.argv[1:] or ["llama", "qwen2"]:
+        convert(arch)
+
+
+def convert(arch):
+    SRC = os.path.join(FIXTURES, arch)
+    OUT = os.path.join(FIXTURES, f"{arch}-gguf")
+    model_class = {"llama": LlamaForCausalLM, "qwen2": Qwen2ForCausalLM}[arch]
+    reorder = arch == "llama"  # llama.cpp permutes q/k rows for LLaMA only
     with open(os.path.join(SRC, "config.json")) as f:
         cfg = json.load(f)
     with open(os.path.join(SRC, "tokenizer.json")) as f:
         tok = json.load(f)
     weights = {k: v.float().numpy() for k, v in load_file(os.path.join(SRC, "model.safetensors")).items()}
     heads, kv_heads = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    rope_theta = cfg.get("rope_theta") or cfg["rope_parameters"]["rope_theta"]
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
 
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
     path = os.path.join(OUT, "model.gguf")
-    w = GGUFWriter(path, "llama")
-    w.add_name("ferrograd llama-gguf fixture")
+    w = GGUFWriter(path, arch)
+    w.add_name(f"ferrograd {arch}-gguf fixture")
     w.add_block_count(cfg["num_hidden_layers"])
     w.add_context_length(cfg["max_position_embeddings"])
     w.add_embedding_length(cfg["hidden_size"])
     w.add_feed_forward_length(cfg["intermediate_size"])
     w.add_head_count(heads)
     w.add_head_count_kv(kv_heads)
-    w.add_rope_freq_base(cfg["rope_theta"])
+    w.add_rope_freq_base(rope_theta)
     w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
-    w.add_rope_dimension_count(cfg["head_dim"])
+    w.add_rope_dimension_count(head_dim)
     w.add_vocab_size(cfg["vocab_size"])
     vocab = sorted(tok["model"]["vocab"].items(), key=lambda kv: kv[1])
     assert [i for _, i in vocab] == list(range(len(vocab)))
@@ -130,16 +146,20 @@ def main():
 
     add("token_embd.weight", weights["model.embed_tokens.weight"], T.Q8_0)
     add("output_norm.weight", weights["model.norm.weight"], T.F32)
-    add("rope_freqs.weight", rope_factors(cfg), T.F32)
+    if (cfg.get("rope_scaling") or {}).get("rope_type") == "llama3":
+        add("rope_freqs.weight", rope_factors(cfg), T.F32)
     for i in range(cfg["num_hidden_layers"]):
         for short, hf in HF.items():
             x = weights[f"model.layers.{i}.{hf}.weight"]
-            if short == "attn_q":
+            if short == "attn_q" and reorder:
                 x = permute(x, heads)
-            elif short == "attn_k":
+            elif short == "attn_k" and reorder:
                 x = permute(x, kv_heads)
             qtype = TYPES[short][i] if short in TYPES else T.F32
             add(f"blk.{i}.{short}.weight", np.ascontiguousarray(x), qtype)
+            bias = weights.get(f"model.layers.{i}.{hf}.bias")
+            if bias is not None:
+                add(f"blk.{i}.{short}.bias", bias, T.F32)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -154,13 +174,15 @@ def main():
     for i in range(cfg["num_hidden_layers"]):
         for short, hf in HF.items():
             x = dequantized[f"blk.{i}.{short}.weight"]
-            if short == "attn_q":
+            if short == "attn_q" and reorder:
                 x = unpermute(x, heads)
-            elif short == "attn_k":
+            elif short == "attn_k" and reorder:
                 x = unpermute(x, kv_heads)
             state[f"model.layers.{i}.{hf}.weight"] = x
-    config = LlamaConfig.from_pretrained(SRC)
-    model = LlamaForCausalLM(config).float().eval()
+            if f"blk.{i}.{short}.bias" in dequantized:
+                state[f"model.layers.{i}.{hf}.bias"] = dequantized[f"blk.{i}.{short}.bias"]
+    config = model_class.config_class.from_pretrained(SRC)
+    model = model_class(config).float().eval()
     missing, unexpected = model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=False)
     assert not unexpected and all("lm_head" in k for k in missing), (missing, unexpected)
     model.tie_weights()
@@ -183,10 +205,10 @@ def main():
 
     # Cross-check the layout with transformers' own GGUF reader (it dequantizes with `gguf`). It
     # does not read `rope_freqs`, so it is compared with the reference model without RoPE scaling.
-    other = LlamaForCausalLM.from_pretrained(OUT, gguf_file="model.gguf", dtype=torch.float32).eval()
-    unscaled = LlamaConfig.from_pretrained(SRC)
-    unscaled.rope_parameters = {"rope_type": "default", "rope_theta": cfg["rope_theta"]}
-    plain = LlamaForCausalLM(unscaled).float().eval()
+    other = model_class.from_pretrained(OUT, gguf_file="model.gguf", dtype=torch.float32).eval()
+    unscaled = model_class.config_class.from_pretrained(SRC)
+    unscaled.rope_parameters = {"rope_type": "default", "rope_theta": rope_theta}
+    plain = model_class(unscaled).float().eval()
     plain.load_state_dict(model.state_dict())
     with torch.no_grad():
         diff = (other(ids).logits[0] - plain(ids).logits[0]).abs().max().item()
@@ -205,7 +227,7 @@ def main():
         json.dump(reference, f, separators=(",", ":"))
         f.write("\n")
     size = sum(os.path.getsize(os.path.join(OUT, x)) for x in os.listdir(OUT))
-    print(f"llama-gguf: {size / 1e3:.0f} kB, min greedy margin {margin:.3g}")
+    print(f"{arch}-gguf: {size / 1e3:.0f} kB, min greedy margin {margin:.3g}")
 
 
 if __name__ == "__main__":

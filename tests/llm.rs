@@ -134,6 +134,15 @@ fn stored_bytes(t: &Tensor) -> usize {
     nodes.iter().filter_map(|n| n.buffer()).map(|b| b.0.size() * b.0.dtype().itemsize()).sum()
 }
 
+/// Qwen2 in GGUF: architecture `qwen2`, q/k/v biases, rows in Hugging Face's order.
+#[test]
+fn qwen2_gguf_quantized_matches_transformers() {
+    let model = Llama::from_gguf(fixture_dir("qwen2-gguf").join("model.gguf")).unwrap();
+    assert!(model.config.qkv_bias && !model.config.o_bias);
+    assert_eq!(model.config.rope_theta, 1e6);
+    check_model("qwen2-gguf", model);
+}
+
 #[test]
 fn gguf_errors_name_the_file_and_the_problem() {
     let dir = std::env::temp_dir().join(format!("ferrograd-llm-gguf-{}", std::process::id()));

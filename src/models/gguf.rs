@@ -1,7 +1,8 @@
 //! LLaMA-family models from GGUF files (llama.cpp's format), as its converter writes them:
-//! hyperparameters under `llama.*`, tensors named `token_embd`, `blk.N.attn_q`, ..., the rows
-//! of `attn_q`/`attn_k` in llama.cpp's interleaved RoPE order, LLaMA 3's RoPE scaling as a
-//! `rope_freqs` tensor. Quantized weights stay quantized in memory (see `nn::gguf`); every
+//! hyperparameters under `llama.*` (or `qwen2.*`), tensors named `token_embd`, `blk.N.attn_q`,
+//! ..., for LLaMA the rows of `attn_q`/`attn_k` in llama.cpp's interleaved RoPE order (Qwen2
+//! keeps Hugging Face's order and has q/k/v biases), LLaMA 3's RoPE scaling as a `rope_freqs`
+//! tensor. Quantized weights stay quantized in memory (see `nn::gguf`); every
 //! weight is installed as stored (`LoadOptions::keep_stored`), so a matmul reads the packed
 //! blocks.
 
@@ -56,19 +57,23 @@ fn hf_name(gguf: &str) -> Option<String> {
             let rest = gguf.strip_prefix("blk.")?;
             let (layer, tail) = rest.split_once('.')?;
             let layer: usize = layer.parse().ok()?;
-            let part = match tail {
-                "attn_norm.weight" => "input_layernorm.weight",
-                "ffn_norm.weight" => "post_attention_layernorm.weight",
-                "attn_q.weight" => "self_attn.q_proj.weight",
-                "attn_k.weight" => "self_attn.k_proj.weight",
-                "attn_v.weight" => "self_attn.v_proj.weight",
-                "attn_output.weight" => "self_attn.o_proj.weight",
-                "ffn_gate.weight" => "mlp.gate_proj.weight",
-                "ffn_up.weight" => "mlp.up_proj.weight",
-                "ffn_down.weight" => "mlp.down_proj.weight",
+            let (module, kind) = tail.rsplit_once('.')?;
+            if kind != "weight" && kind != "bias" {
+                return None;
+            }
+            let part = match module {
+                "attn_norm" => "input_layernorm",
+                "ffn_norm" => "post_attention_layernorm",
+                "attn_q" => "self_attn.q_proj",
+                "attn_k" => "self_attn.k_proj",
+                "attn_v" => "self_attn.v_proj",
+                "attn_output" => "self_attn.o_proj",
+                "ffn_gate" => "mlp.gate_proj",
+                "ffn_up" => "mlp.up_proj",
+                "ffn_down" => "mlp.down_proj",
                 _ => return None,
             };
-            format!("model.layers.{layer}.{part}")
+            format!("model.layers.{layer}.{part}.{kind}")
         }
     })
 }
@@ -83,18 +88,22 @@ fn unpermute(w: &Tensor, heads: usize) -> Tensor {
 }
 
 impl Llama {
-    /// Loads a LLaMA-family GGUF file (see the module docs). Hyperparameters come from its
-    /// metadata; unknown tensors, missing ones and wrong shapes are errors.
+    /// Loads a LLaMA-family GGUF file, architecture `llama` or `qwen2` (see the module docs).
+    /// Hyperparameters come from its metadata; unknown tensors, missing ones and wrong shapes
+    /// are errors.
     pub fn from_gguf(path: impl AsRef<Path>) -> Result<Llama> {
         let path = path.as_ref();
         let g = nn::gguf_load(path)?;
         let arch = g.metadata.get("general.architecture").and_then(|v| v.as_str()).unwrap_or("").to_string();
         let m = Meta { path, map: &g.metadata, arch };
-        if m.arch != "llama" {
-            return Err(
-                m.error(format!("general.architecture is {:?}; only \"llama\" GGUF models are supported", m.arch))
-            );
+        if m.arch != "llama" && m.arch != "qwen2" {
+            return Err(m.error(format!(
+                "general.architecture is {:?}; the GGUF architectures supported are \"llama\" and \"qwen2\"",
+                m.arch
+            )));
         }
+        // llama.cpp stores LLaMA's q/k rows in its interleaved RoPE order, Qwen2's as they are.
+        let reordered = m.arch == "llama";
         let embed =
             g.tensors.get("token_embd.weight").ok_or_else(|| m.error("no `token_embd.weight` tensor".into()))?;
         let hidden = m.usize("embedding_length")?;
@@ -134,8 +143,8 @@ impl Llama {
             rope_scaling,
             max_position_embeddings: m.usize_opt("context_length")?.unwrap_or(2048),
             tie_word_embeddings: !g.tensors.contains_key("output.weight"),
-            qkv_bias: false,
-            o_bias: false,
+            qkv_bias: g.tensors.contains_key("blk.0.attn_q.bias"),
+            o_bias: g.tensors.contains_key("blk.0.attn_output.bias"),
         };
         let model = crate::tensor::skip_init(|| Llama::new(config));
         let mut dict = BTreeMap::new();
@@ -144,11 +153,11 @@ impl Llama {
                 continue;
             }
             let Some(hf) = hf_name(&name) else {
-                return Err(m.error(format!("tensor `{name}` is not part of a LLaMA model")));
+                return Err(m.error(format!("tensor `{name}` is not part of a LLaMA-family model")));
             };
-            let tensor = if hf.ends_with("q_proj.weight") {
+            let tensor = if reordered && hf.ends_with("q_proj.weight") {
                 unpermute(&tensor, heads)
-            } else if hf.ends_with("k_proj.weight") {
+            } else if reordered && hf.ends_with("k_proj.weight") {
                 unpermute(&tensor, kv_heads)
             } else {
                 tensor
