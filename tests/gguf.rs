@@ -7,6 +7,8 @@ use ferrograd::nn::{gguf_load, gguf_load_on, GgmlType, GgufValue};
 use ferrograd::{DType, Tensor};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gguf/quants.gguf")
 }
@@ -96,14 +98,6 @@ fn try_load(path: &Path, bytes: &[u8], what: &str) -> bool {
     }
 }
 
-/// xorshift64*: deterministic corruptions.
-fn rng(state: &mut u64) -> u64 {
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-}
-
 #[test]
 fn corrupt_and_truncated_files_give_errors() {
     let dir = std::env::temp_dir().join(format!("ferrograd-gguf-{}", std::process::id()));
@@ -135,12 +129,12 @@ fn corrupt_and_truncated_files_give_errors() {
     }
     // Random bit flips in the header (where every length and offset lives).
     let header_len = 2048.min(valid.len());
-    let mut s = 0x1234_5678_9abc_def1u64;
+    let mut rng = common::Rng::new(0x1234_5678_9abc_def1);
     for i in 0..1500 {
         let mut b = valid.clone();
         for _ in 0..(1 + i % 3) {
-            let pos = (rng(&mut s) as usize) % header_len;
-            b[pos] ^= 1 << (rng(&mut s) % 8);
+            let pos = (rng.next_u64() as usize) % header_len;
+            b[pos] ^= 1 << (rng.next_u64() % 8);
         }
         try_load(&p, &b, &format!("header flips #{i}"));
     }
