@@ -14,6 +14,8 @@ Models (each a few hundred kB):
   gpt2       GPT-2: learned positions, LayerNorm, tanh GELU, Conv1D weights, f32
   qwen2      Qwen2: LLaMA's layout with biases on q, k and v, grouped-query attention, tied,
              rope_theta 1e6, f32
+  mistral    Mistral: LLaMA's layout with a sliding window of 8 positions (shorter than the
+             prompt, so the window matters), untied, f32
 
 `python3 scripts/llm_fixtures.py qwen2` writes only the named models.
 
@@ -31,7 +33,8 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
 import sys
 
-from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+from transformers import (GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, MistralConfig,
+                          MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "fixtures", "llm")
@@ -166,6 +169,15 @@ def main():
     spread_weights(model, 0.15)
     if want("qwen2"):
         write("qwen2", model, torch.float32, tokenizer)
+    mistral = MistralConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        bos_token_id=0, eos_token_id=0, sliding_window=8,
+    )
+    model = MistralForCausalLM(mistral)
+    spread_weights(model, 0.15)
+    if want("mistral"):
+        write("mistral", model, torch.float32, tokenizer)
 
 
 if __name__ == "__main__":

@@ -102,6 +102,20 @@ fn qwen2_with_qkv_biases_matches_transformers() {
     assert!(worst_logit_error(&logits, &r.logits) <= 1e-4);
 }
 
+/// Mistral: a sliding window of 8 positions, shorter than the prompt and the decoding, so the
+/// window changes the result (checked by turning it off).
+#[test]
+fn mistral_with_a_sliding_window_matches_transformers() {
+    let model = Llama::from_pretrained(fixture_dir("mistral")).unwrap();
+    assert_eq!(model.config.sliding_window, Some(8));
+    check_model("mistral", model);
+    let mut unwindowed = Llama::from_pretrained(fixture_dir("mistral")).unwrap();
+    unwindowed.config.sliding_window = None;
+    let r = reference("mistral");
+    let logits = no_grad(|| unwindowed.forward(&ids(&r.prompt), Start::At(0), None));
+    assert!(worst_logit_error(&logits, &r.logits) > 1e-2, "the window made no difference");
+}
+
 #[test]
 fn gpt2_matches_transformers() {
     check_model("gpt2", Gpt2::from_pretrained(fixture_dir("gpt2")).unwrap());

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 /// Loads the model at `path`: a Hugging Face model folder by its `config.json`'s `model_type`
-/// (`llama`, `qwen2` or `gpt2`), or a LLaMA-family GGUF file.
+/// (`llama`, `mistral`, `qwen2` or `gpt2`), or a LLaMA-family GGUF file.
 pub fn load_causal_lm(path: impl AsRef<Path>) -> Result<Rc<dyn CausalLm>> {
     let dir = path.as_ref();
     if dir.is_file() && is_gguf(dir) {
@@ -15,11 +15,11 @@ pub fn load_causal_lm(path: impl AsRef<Path>) -> Result<Rc<dyn CausalLm>> {
     }
     let config = Config::read(&folder_config(dir)?)?;
     match config.str_or("model_type", "")?.as_str() {
-        "llama" | "qwen2" => Ok(Rc::new(Llama::from_pretrained(dir)?)),
+        "llama" | "qwen2" | "mistral" => Ok(Rc::new(Llama::from_pretrained(dir)?)),
         "gpt2" => Ok(Rc::new(Gpt2::from_pretrained(dir)?)),
-        other => {
-            Err(config.error(format!("model_type {other:?} is not supported (\"llama\", \"qwen2\" and \"gpt2\" are)")))
-        }
+        other => Err(config.error(format!(
+            "model_type {other:?} is not supported (\"llama\", \"mistral\", \"qwen2\" and \"gpt2\" are)"
+        ))),
     }
 }
 

@@ -145,6 +145,7 @@ impl Llama {
             tie_word_embeddings: !g.tensors.contains_key("output.weight"),
             qkv_bias: g.tensors.contains_key("blk.0.attn_q.bias"),
             o_bias: g.tensors.contains_key("blk.0.attn_output.bias"),
+            sliding_window: None,
         };
         let model = crate::tensor::skip_init(|| Llama::new(config));
         let mut dict = BTreeMap::new();

@@ -105,7 +105,8 @@ impl KvCache {
 
 /// A decoder layer's attention of `q` over this step's `k`/`v`: through `layer`'s slot of
 /// `cache` (which stores them) when there is one, else causal over the tokens alone (which
-/// must then start at 0). Returns `[batch, t, heads * head_dim]`.
+/// must then start at 0). With a sliding `window` (Mistral's), a query also ignores keys `window`
+/// or more positions behind it. Returns `[batch, t, heads * head_dim]`.
 pub fn self_attention(
     q: &Tensor,
     k: &Tensor,
@@ -113,15 +114,35 @@ pub fn self_attention(
     start: Start,
     cache: Option<&KvCache>,
     layer: usize,
+    window: Option<usize>,
 ) -> Tensor {
+    let t = q.shape()[2];
+    // Keys at `key_positions` a query at `start`'s positions may see within the window.
+    let within = |mask: Tensor, key_positions: Tensor| match window {
+        Some(w) => {
+            let queries = start.positions(t).reshape([t, 1]);
+            let n = mask.shape()[1];
+            mask.bitand((key_positions + w as i64).reshape([1, n]).gt(&queries))
+        }
+        None => mask,
+    };
     match cache {
         Some(cache) => {
             let (keys, values, mask) = cache.update(layer, k, v, start);
+            let n = mask.shape()[1];
+            let mask = within(mask, Tensor::arange(n).cast(DType::I32));
             attend(q, &keys, &values, Some(&mask))
         }
         None => {
             assert!(matches!(start, Start::At(0)), "self_attention: without a cache the tokens start at 0");
-            attend(q, k, v, None)
+            match window {
+                Some(_) => {
+                    let positions = Tensor::arange(t).cast(DType::I32);
+                    let causal = positions.reshape([1, t]).le(positions.reshape([t, 1]));
+                    attend(q, k, v, Some(&within(causal, positions)))
+                }
+                None => attend(q, k, v, None),
+            }
         }
     }
 }

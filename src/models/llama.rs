@@ -1,5 +1,5 @@
 //! LLaMA-family decoders as Hugging Face's `LlamaForCausalLM` (LLaMA 2 and 3, and the models
-//! that share its layout, such as Qwen2 with its q/k/v biases): RMSNorm, rotary position embeddings with the config's theta and
+//! that share its layout: Qwen2 with its q/k/v biases, Mistral with its sliding window): RMSNorm, rotary position embeddings with the config's theta and
 //! scaling, grouped-query attention, a SwiGLU feed-forward, tied or untied output embeddings.
 //! Parameter names are the checkpoint's, so a `model.safetensors` loads strictly.
 
@@ -50,6 +50,8 @@ pub struct LlamaConfig {
     pub qkv_bias: bool,
     /// A bias on the output projection (LLaMA's `attention_bias`; Qwen2 has none).
     pub o_bias: bool,
+    /// Mistral's sliding window: a query ignores keys this many positions or more behind it.
+    pub sliding_window: Option<usize>,
 }
 
 impl LlamaConfig {
@@ -75,6 +77,7 @@ impl LlamaConfig {
             tie_word_embeddings: true,
             qkv_bias: false,
             o_bias: false,
+            sliding_window: None,
         }
     }
 
@@ -91,7 +94,8 @@ impl LlamaConfig {
             return Err(c.error("`mlp_bias: true` is not supported".into()));
         }
         // Qwen2 is this model with biases on q, k and v (and full attention in every layer).
-        let qwen2 = c.str_or("model_type", "llama")? == "qwen2";
+        let model_type = c.str_or("model_type", "llama")?;
+        let qwen2 = model_type == "qwen2";
         if qwen2 && c.bool_or("use_sliding_window", false)? {
             return Err(c.error("`use_sliding_window: true` is not supported (sliding-window attention)".into()));
         }
@@ -123,6 +127,8 @@ impl LlamaConfig {
             tie_word_embeddings: c.bool_or("tie_word_embeddings", false)?,
             qkv_bias: qwen2 || attention_bias,
             o_bias: attention_bias,
+            // Mistral is this model with a sliding window (`null`: none).
+            sliding_window: if model_type == "mistral" { c.usize_opt("sliding_window")? } else { None },
         })
     }
 
@@ -342,7 +348,7 @@ impl CausalLm for Llama {
             let q = apply_rotary(&split(&a.q_proj, heads), &cos, &sin);
             let k = apply_rotary(&split(&a.k_proj, kv_heads), &cos, &sin);
             let v = split(&a.v_proj, kv_heads);
-            let context = self_attention(&q, &k, &v, start, cache, i);
+            let context = self_attention(&q, &k, &v, start, cache, i, c.sliding_window);
             x = x + a.o_proj.forward(&context);
             let h = layer.post_attention_layernorm.forward(&x);
             let m = &layer.mlp;
