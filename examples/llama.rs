@@ -152,13 +152,6 @@ fn run(args: &Args) -> ferrograd::Result<()> {
     Ok(())
 }
 
-/// Bytes of the buffers a parameter reads (a realized weight, or the 16-bit buffer under a
-/// lazy cast).
-fn stored_bytes(t: &Tensor) -> usize {
-    let nodes = t.uop().toposort();
-    nodes.iter().filter_map(|n| n.buffer()).map(|b| b.0.size() * b.0.dtype().itemsize()).sum()
-}
-
 /// Peak resident memory of this process in MB (`VmHWM`), where /proc has it.
 fn peak_rss_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -185,7 +178,7 @@ fn bench(args: &Args) -> ferrograd::Result<()> {
     }
     // Weights loaded as stored (16-bit ones stay 16-bit) are lazy casts: the memory is what
     // their buffers hold.
-    let weight_bytes: usize = params.iter().map(stored_bytes).sum();
+    let weight_bytes: usize = params.iter().map(nn::stored_bytes).sum();
     let numel: usize = params.iter().map(|p| p.numel()).sum();
     println!(
         "model: {} layers of LLaMA-3.2-1B's shape, {:.2} B parameters, {} bytes each ({:.0} MB), {source} in {:.1} s",

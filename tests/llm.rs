@@ -75,7 +75,7 @@ fn llama3_with_gqa_scaled_rope_tied_bf16_matches_transformers() {
     check_model("llama", model);
     // Loaded as stored, the bf16 weights stay bf16 in memory (cast inside the kernels).
     let model = Llama::from_pretrained_with(fixture_dir("llama"), true).unwrap();
-    let stored: usize = ferrograd::nn::state_dict(&model).values().map(stored_bytes).sum();
+    let stored: usize = ferrograd::nn::state_dict(&model).values().map(ferrograd::nn::stored_bytes).sum();
     let params: usize = ferrograd::nn::state_dict(&model).values().map(|t| t.numel()).sum();
     assert_eq!(stored, params * 2, "bf16 weights take 2 bytes each");
     check_model("llama", model);
@@ -131,7 +131,7 @@ fn llama_gguf_quantized_matches_transformers() {
     assert!(model.lm_head.is_none() && model.config.num_key_value_heads == 2);
     assert!(matches!(model.config.rope_scaling, RopeScaling::Divisors(_)));
     // The weights stay as stored: no f32 copy of a quantized or 16-bit weight.
-    let stored: usize = ferrograd::nn::state_dict(&model).values().map(stored_bytes).sum();
+    let stored: usize = ferrograd::nn::state_dict(&model).values().map(ferrograd::nn::stored_bytes).sum();
     let f32_bytes: usize = ferrograd::nn::state_dict(&model).values().map(|t| t.numel() * 4).sum();
     assert!(stored * 2 < f32_bytes, "the model holds {stored} bytes of weights, f32 would be {f32_bytes}");
     check_model("llama-gguf", model);
@@ -140,12 +140,6 @@ fn llama_gguf_quantized_matches_transformers() {
     let r = reference("llama-gguf");
     let logits = no_grad(|| any.forward(&ids(&r.prompt), Start::At(0), None));
     assert!(worst_logit_error(&logits, &r.logits) <= 1e-4);
-}
-
-/// Bytes of the buffers a (possibly lazy) tensor reads.
-fn stored_bytes(t: &Tensor) -> usize {
-    let nodes = t.uop().toposort();
-    nodes.iter().filter_map(|n| n.buffer()).map(|b| b.0.size() * b.0.dtype().itemsize()).sum()
 }
 
 /// Qwen2 in GGUF: architecture `qwen2`, q/k/v biases, rows in Hugging Face's order.

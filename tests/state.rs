@@ -214,10 +214,7 @@ fn keep_stored_installs_values_as_they_are_stored() {
         .into_iter()
         .map(|(k, v)| if v.dtype() == DType::F32 { (k, v.cast(DType::F16).realize().unwrap()) } else { (k, v) })
         .collect();
-    let bytes_read = |t: &Tensor| -> usize {
-        let nodes = t.uop().toposort();
-        nodes.iter().filter_map(|n| n.buffer()).map(|b| b.0.size() * b.0.dtype().itemsize()).sum()
-    };
+    let bytes_read = ferrograd::nn::stored_bytes;
     let kept = ferrograd::nn::skip_init(net);
     let opts = LoadOptions { keep_stored: true, ..LoadOptions::default() };
     load_state_dict_opts(&kept, half.clone(), &opts).unwrap();

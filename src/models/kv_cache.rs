@@ -117,21 +117,20 @@ pub fn self_attention(
     window: Option<usize>,
 ) -> Tensor {
     let t = q.shape()[2];
-    // Keys at `key_positions` a query at `start`'s positions may see within the window.
-    let within = |mask: Tensor, key_positions: Tensor| match window {
+    // `mask` (`[t, keys]`, keys at positions 0..) narrowed to the keys each query at `start`'s
+    // positions sees within the window.
+    let within = |mask: Tensor| match window {
         Some(w) => {
             let queries = start.positions(t).reshape([t, 1]);
             let n = mask.shape()[1];
-            mask.bitand((key_positions + w as i64).reshape([1, n]).gt(&queries))
+            mask.bitand((Tensor::arange(n).cast(DType::I32) + w as i64).reshape([1, n]).gt(&queries))
         }
         None => mask,
     };
     match cache {
         Some(cache) => {
             let (keys, values, mask) = cache.update(layer, k, v, start);
-            let n = mask.shape()[1];
-            let mask = within(mask, Tensor::arange(n).cast(DType::I32));
-            attend(q, &keys, &values, Some(&mask))
+            attend(q, &keys, &values, Some(&within(mask)))
         }
         None => {
             assert!(matches!(start, Start::At(0)), "self_attention: without a cache the tokens start at 0");
@@ -139,7 +138,7 @@ pub fn self_attention(
                 Some(_) => {
                     let positions = Tensor::arange(t).cast(DType::I32);
                     let causal = positions.reshape([1, t]).le(positions.reshape([t, 1]));
-                    attend(q, k, v, Some(&within(causal, positions)))
+                    attend(q, k, v, Some(&within(causal)))
                 }
                 None => attend(q, k, v, None),
             }

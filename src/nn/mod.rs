@@ -17,4 +17,6 @@ pub use layers::{
 };
 pub use module::{get_parameters, join_name, state_dict, Module};
 pub use safetensors::{safe_load, safe_load_metadata, safe_load_on, safe_save, safe_save_with_metadata};
-pub use state::{get_state_dict, load_state_dict, load_state_dict_opts, load_state_dict_with, LoadOptions};
+pub use state::{
+    get_state_dict, load_state_dict, load_state_dict_opts, load_state_dict_with, stored_bytes, LoadOptions,
+};

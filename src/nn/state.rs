@@ -61,6 +61,13 @@ impl Default for LoadOptions {
     }
 }
 
+/// Bytes of the memory a tensor reads: its buffer, or for a value installed as stored
+/// (`LoadOptions::keep_stored`) the 16-bit or quantized buffer under its lazy conversion.
+pub fn stored_bytes(t: &Tensor) -> usize {
+    let nodes = t.uop().toposort();
+    nodes.iter().filter_map(|n| n.buffer()).map(|b| b.0.size() * b.0.dtype().itemsize()).sum()
+}
+
 /// Whether `name` matches `pattern`, where `*` matches any run of characters.
 fn matches(pattern: &str, name: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();

@@ -90,8 +90,9 @@ impl Tensor {
         }
         if opts.dropout_p == 0.0 && scores.dtype() == DType::F32 {
             // The softmax normalized after the product, `(exp(s - max) @ v) / sum(exp(s - max))`:
-            // the weights are never materialized (the exp is computed where the product loads
-            // it, the division where it stores), so the softmax costs the max and sum kernels.
+            // the exp is computed once (one kernel, read by the sum and the product) and the
+            // division happens where the product stores, so the normalized weights are never
+            // written.
             let e = scores.sub(scores.max_keepdim(-1).detach()).exp();
             return e.matmul(&v.float()).div(e.sum_keepdim(-1));
         }

@@ -103,14 +103,7 @@ pub fn gguf_load(path: impl AsRef<Path>) -> Result<Gguf> {
 pub fn gguf_load_on(path: impl AsRef<Path>, device: &str) -> Result<Gguf> {
     let path = path.as_ref();
     let dev = get_device(device)?;
-    let file = File::open(path).map_err(|source| Error::File { path: path.to_path_buf(), source })?;
-    // SAFETY: a file map's bytes may change if another process writes the file meanwhile.
-    // Every offset below is checked against the map's length, fixed at mapping time, so such a
-    // change cannot make us read out of bounds; the bytes are parsed by value (never cast to
-    // references of other types) and tensor bytes are only copied. The map is dropped at the
-    // end of this call and nothing borrows from it past that. A file truncated by another
-    // process during the call could raise SIGBUS, as with every mmap-based loader.
-    let map = unsafe { Mmap::map(&file) }.map_err(|source| Error::File { path: path.to_path_buf(), source })?;
+    let map = map_file(path)?;
     let fail = |message: String| Error::Format { path: path.to_path_buf(), message };
     let header = parse_header(&map).map_err(fail)?;
     let mut out = Gguf { metadata: header.metadata, tensors: BTreeMap::new(), types: BTreeMap::new() };
@@ -161,12 +154,21 @@ pub fn gguf_load_on(path: impl AsRef<Path>, device: &str) -> Result<Gguf> {
 /// Reads only the metadata of a GGUF file (its tensors are not loaded).
 pub fn gguf_metadata(path: impl AsRef<Path>) -> Result<BTreeMap<String, GgufValue>> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|source| Error::File { path: path.to_path_buf(), source })?;
-    // SAFETY: as in `gguf_load_on`: every offset is checked against the map's fixed length,
-    // bytes are parsed by value, and nothing borrows from the map past this call.
-    let map = unsafe { Mmap::map(&file) }.map_err(|source| Error::File { path: path.to_path_buf(), source })?;
+    let map = map_file(path)?;
     let header = parse_header(&map).map_err(|message| Error::Format { path: path.to_path_buf(), message })?;
     Ok(header.metadata)
+}
+
+/// A read-only map of the file at `path`, for the two readers above.
+fn map_file(path: &Path) -> Result<Mmap> {
+    let file = File::open(path).map_err(|source| Error::File { path: path.to_path_buf(), source })?;
+    // SAFETY: a file map's bytes may change if another process writes the file meanwhile. Both
+    // callers check every offset against the map's length, fixed at mapping time, so such a
+    // change cannot make them read out of bounds; they parse bytes by value (never cast to
+    // references of other types), only copy tensor bytes, and drop the map before returning,
+    // with nothing borrowing from it. A file truncated by another process meanwhile could raise
+    // SIGBUS, as with every mmap-based loader.
+    unsafe { Mmap::map(&file) }.map_err(|source| Error::File { path: path.to_path_buf(), source })
 }
 
 /// One tensor's description in the header.
