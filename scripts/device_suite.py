@@ -39,6 +39,7 @@ BINARIES = {
     "jit": 9,
     "casts": 7,
     "gguf": 8,
+    "symbolic_shapes": 5,
 }
 # PyTorch-suite groups left to CPU and INTERP (the sweep repeats every op of the other groups
 # on more layouts).

@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::runtime::Buffer;
 use crate::schedule::existing_buffer;
 use crate::tensor::{buffer_view, Tensor};
-use crate::uop::{BufferObj, DType};
+use crate::uop::{BufferObj, DType, Dim, Ops, Variable};
 use std::sync::Arc;
 
 /// What a call's inputs must look like to replay.
@@ -37,6 +37,21 @@ struct InputSpec {
     shape: Vec<usize>,
     dtype: DType,
     device: String,
+    /// A bound variable passed to `call_vars` (compared by name and range, not value).
+    var: Option<Variable>,
+}
+
+/// The variable and value of a `Variable::bind` result.
+fn binding_of(d: &Dim) -> Result<(Variable, i64)> {
+    match d {
+        Dim::Sym(u) if u.op() == Ops::BIND => {
+            let Some(crate::ConstValue::Int(value)) = u.src()[1].const_value() else {
+                unreachable!("BIND of a constant")
+            };
+            Ok((Variable::from_uop(&u.src()[0]), value))
+        }
+        _ => Err(Error::Jit(format!("TinyJit::call_vars: {d:?} is not a bound variable (use Variable::bind)"))),
+    }
 }
 
 /// Where an output of a replay comes from.
@@ -72,7 +87,7 @@ enum Role {
     Existing(usize),
 }
 
-type JitFn = Box<dyn FnMut(&[Tensor]) -> Vec<Tensor>>;
+type JitFn = Box<dyn FnMut(&[Tensor], &[Dim]) -> Vec<Tensor>>;
 
 /// A function whose kernels are captured on the second call and replayed after the third.
 pub struct TinyJit {
@@ -124,7 +139,15 @@ fn roles(steps: &[Recorded], inputs: &[Arc<Buffer>]) -> Vec<Vec<Role>> {
 }
 
 impl TinyJit {
-    pub fn new(f: impl FnMut(&[Tensor]) -> Vec<Tensor> + 'static) -> TinyJit {
+    pub fn new(mut f: impl FnMut(&[Tensor]) -> Vec<Tensor> + 'static) -> TinyJit {
+        TinyJit::with_vars(move |inputs, _| f(inputs))
+    }
+
+    /// A function that also takes bound variables ([`Variable::bind`](crate::Variable::bind)),
+    /// called with [`call_vars`](TinyJit::call_vars): a replay launches the captured kernels
+    /// with the new values, so a step at a variable position (a KV-cache decode step) is
+    /// captured once.
+    pub fn with_vars(f: impl FnMut(&[Tensor], &[Dim]) -> Vec<Tensor> + 'static) -> TinyJit {
         TinyJit { f: Box::new(f), calls: 0, captured: None, verified: false }
     }
 
@@ -136,20 +159,36 @@ impl TinyJit {
     /// Calls the function (call 1), captures it (call 2), checks the capture (call 3) or
     /// replays it (later calls).
     pub fn call(&mut self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
-        let specs: Vec<InputSpec> =
-            inputs.iter().map(|t| InputSpec { shape: t.shape(), dtype: t.dtype(), device: t.device() }).collect();
+        self.call_vars(inputs, &[])
+    }
+
+    /// `call` with bound variables: each of `vars` is a variable bound to this call's value
+    /// (`Variable::bind`). Replays need the same variables (names and ranges), with any values.
+    pub fn call_vars(&mut self, inputs: &[&Tensor], vars: &[Dim]) -> Result<Vec<Tensor>> {
+        let bindings = vars.iter().map(binding_of).collect::<Result<Vec<_>>>()?;
+        let mut specs: Vec<InputSpec> = inputs
+            .iter()
+            .map(|t| InputSpec { shape: t.shape(), dtype: t.dtype(), device: t.device(), var: None })
+            .collect();
+        specs.extend(bindings.iter().map(|b| InputSpec {
+            shape: vec![],
+            dtype: crate::uop::dim::DIM_DTYPE,
+            device: String::new(),
+            var: Some(b.0.clone()),
+        }));
+        let values: Vec<(Arc<str>, i64)> = bindings.iter().map(|(v, x)| (v.name(), *x)).collect();
         let bufs: Vec<Arc<Buffer>> = inputs.iter().map(|t| buffer_of_input(t)).collect::<Result<_>>()?;
         // Assigns made outside since the last call (a closure's tensor updated by the caller)
         // happen now, so the replay reads them.
         Tensor::realize_all(&[])?;
         if !jit_enabled() {
-            return self.run_plain(inputs);
+            return self.run_plain(inputs, vars);
         }
         self.calls += 1;
         match (self.calls, &self.captured) {
-            (1, _) => self.run_plain(inputs),
+            (1, _) => self.run_plain(inputs, vars),
             (_, None) => {
-                let result = self.capture(inputs, &bufs);
+                let result = self.capture(inputs, vars, &bufs);
                 let (steps, checks, outputs, outs) = match result {
                     Ok(r) => r,
                     Err(e) => {
@@ -165,14 +204,14 @@ impl TinyJit {
                 self.captured = Some(Captured { steps, checks, inputs: specs, input_bufs: bufs, outputs, roles });
                 Ok(outs)
             }
-            (_, Some(_)) if !self.verified => self.verify(inputs, specs, bufs),
-            _ => self.replay(&specs, &bufs),
+            (_, Some(_)) if !self.verified => self.verify(inputs, vars, specs, bufs),
+            _ => self.replay(&specs, &bufs, &values),
         }
     }
 
-    fn run_plain(&mut self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+    fn run_plain(&mut self, inputs: &[&Tensor], vars: &[Dim]) -> Result<Vec<Tensor>> {
         let owned: Vec<Tensor> = inputs.iter().map(|t| (*t).clone()).collect();
-        let outs = (self.f)(&owned);
+        let outs = (self.f)(&owned, vars);
         Tensor::realize_all(&outs.iter().collect::<Vec<_>>())?;
         Ok(outs)
     }
@@ -183,6 +222,7 @@ impl TinyJit {
     fn capture(
         &mut self,
         inputs: &[&Tensor],
+        vars: &[Dim],
         bufs: &[Arc<Buffer>],
     ) -> Result<(Vec<Recorded>, Vec<capture::Check>, Vec<(OutputSource, Vec<usize>)>, Vec<Tensor>)> {
         for (i, a) in bufs.iter().enumerate() {
@@ -192,7 +232,7 @@ impl TinyJit {
         }
         let guard = capture::begin();
         // A panic unwinds through `guard`, which closes the capture.
-        let result = self.run_plain(inputs);
+        let result = self.run_plain(inputs, vars);
         let captured = guard.finish();
         let outs = result?;
         if captured.read_attempted {
@@ -228,12 +268,18 @@ impl TinyJit {
 
     /// Call 3: runs and records again; the kernels and the roles of their buffers must match
     /// the capture.
-    fn verify(&mut self, inputs: &[&Tensor], specs: Vec<InputSpec>, bufs: Vec<Arc<Buffer>>) -> Result<Vec<Tensor>> {
+    fn verify(
+        &mut self,
+        inputs: &[&Tensor],
+        vars: &[Dim],
+        specs: Vec<InputSpec>,
+        bufs: Vec<Arc<Buffer>>,
+    ) -> Result<Vec<Tensor>> {
         let cap = self.captured.as_ref().expect("verify after a capture");
         if specs != cap.inputs {
             return Err(self.mismatch(&specs));
         }
-        let (steps, _, _, outs) = self.capture(inputs, &bufs)?;
+        let (steps, _, _, outs) = self.capture(inputs, vars, &bufs)?;
         let cap = self.captured.as_ref().expect("verify after a capture");
         let same_kernels = steps.len() == cap.steps.len()
             && steps.iter().zip(&cap.steps).all(|(a, b)| match (&a.step, &b.step) {
@@ -241,6 +287,17 @@ impl TinyJit {
                 (Step::Copy, Step::Copy) => true,
                 _ => false,
             });
+        // Variables that are not inputs were bound inside the function: their values are baked
+        // into the capture like constants, so they must not change either.
+        let is_input = |name: &Arc<str>| specs.iter().any(|s| s.var.as_ref().is_some_and(|v| v.name() == *name));
+        let fixed = |r: &Recorded| r.var_vals.iter().filter(|(n, _)| !is_input(n)).cloned().collect::<Vec<_>>();
+        let same_fixed_vars = steps.iter().zip(&cap.steps).all(|(a, b)| fixed(a) == fixed(b));
+        if same_kernels && !same_fixed_vars {
+            return Err(Error::Jit(
+                "TinyJit: call 3 bound a variable to another value than call 2, and the variable is not passed to                  call_vars: replays would repeat call 2's value. Pass the bound variable to call_vars"
+                    .into(),
+            ));
+        }
         if !same_kernels || roles(&steps, &bufs) != cap.roles {
             let what = if same_kernels { "the same kernels on other buffers" } else { "other kernels" };
             return Err(Error::Jit(format!(
@@ -264,7 +321,7 @@ impl TinyJit {
         ))
     }
 
-    fn replay(&mut self, specs: &[InputSpec], bufs: &[Arc<Buffer>]) -> Result<Vec<Tensor>> {
+    fn replay(&mut self, specs: &[InputSpec], bufs: &[Arc<Buffer>], values: &[(Arc<str>, i64)]) -> Result<Vec<Tensor>> {
         let cap = self.captured.as_ref().expect("replay without capture");
         if specs != cap.inputs.as_slice() {
             return Err(self.mismatch(specs));
@@ -286,9 +343,16 @@ impl TinyJit {
         let lock = crate::engine::realize_lock();
         for s in &cap.steps {
             let b: Vec<Arc<Buffer>> = s.bufs.iter().map(map).collect();
-            s.step.run(&b, &s.device)?;
+            // This call's values for the variables it was given; the captured ones otherwise.
+            let var_vals: Vec<(Arc<str>, i64)> = s
+                .var_vals
+                .iter()
+                .map(|(n, v)| values.iter().find(|(m, _)| m == n).cloned().unwrap_or_else(|| (n.clone(), *v)))
+                .collect();
+            s.step.run(&b, &s.device, &var_vals)?;
             // An enclosing capture records the replayed kernels.
-            capture::record(Recorded { step: s.step.clone(), bufs: b, device: s.device.clone(), assign: s.assign });
+            let (step, device) = (s.step.clone(), s.device.clone());
+            capture::record(Recorded { step, bufs: b, device, assign: s.assign, var_vals });
         }
         drop(lock);
         for c in &cap.checks {

@@ -26,4 +26,4 @@ pub use device::Device;
 pub use error::{Error, Result};
 pub use jit::TinyJit;
 pub use tensor::Tensor;
-pub use uop::{ConstValue, DType, Element, Ops, UOp};
+pub use uop::{ConstValue, DType, Dim, Element, Ops, UOp, Variable};

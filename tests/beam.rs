@@ -19,11 +19,11 @@ fn beam_finds_opts_caches_them_and_keeps_results() {
     let item = &sched.items[0];
     let dev = get_device(&std::env::var("DEV").unwrap_or_else(|_| "CPU".into())).unwrap();
     let t = std::time::Instant::now();
-    let found = beam_search(&item.ast, &item.bufs, dev.as_ref(), 2).unwrap().expect("a result");
+    let found = beam_search(&item.ast, &item.bufs, &item.var_vals, dev.as_ref(), 2).unwrap().expect("a result");
     let first = t.elapsed();
     assert!(std::fs::read_dir(dir.join("beam")).unwrap().count() == 1, "winner not cached");
     let t = std::time::Instant::now();
-    let again = beam_search(&item.ast, &item.bufs, dev.as_ref(), 2).unwrap().expect("a cached result");
+    let again = beam_search(&item.ast, &item.bufs, &item.var_vals, dev.as_ref(), 2).unwrap().expect("a cached result");
     assert_eq!(found, again);
     assert!(t.elapsed() < first, "the cached lookup searched again");
     // The chosen opts compute the same matmul.

@@ -199,6 +199,12 @@ pub enum Op {
     Pad(Vec<(usize, usize)>),
     /// `(start, end)` per axis.
     Shrink(Vec<(usize, usize)>),
+    /// `Pad` built with symbolic offsets: each padded axis's `before` is a `Variable` over
+    /// `0..=before + after` bound to `before` (so one kernel would serve every placement).
+    SymPad(Vec<(usize, usize)>),
+    /// `Shrink` built with symbolic starts: a `Variable` over every start the window fits at,
+    /// bound to `start`.
+    SymShrink(Vec<(usize, usize)>),
     Flip(Vec<usize>),
     Expand(Vec<usize>),
     /// Reduce over axes, keeping them as size 1 or not.
@@ -328,10 +334,10 @@ pub fn infer(op: &Op, src: &[(&[usize], Dt)]) -> Option<(Vec<usize>, Dt)> {
             sorted.sort_unstable();
             (sorted == (0..s.len()).collect::<Vec<_>>()).then(|| (order.iter().map(|&i| s[i]).collect(), d0()))
         }
-        Op::Pad(p) => {
+        Op::Pad(p) | Op::SymPad(p) => {
             (p.len() == src[0].0.len()).then(|| (s0().iter().zip(p).map(|(d, (a, b))| d + a + b).collect(), d0()))
         }
-        Op::Shrink(r) => {
+        Op::Shrink(r) | Op::SymShrink(r) => {
             let s = s0();
             let ok = r.len() == s.len() && r.iter().zip(&s).all(|((a, b), d)| a <= b && b <= d);
             ok.then(|| (r.iter().map(|(a, b)| b - a).collect(), d0()))
@@ -715,13 +721,14 @@ impl Builder<'_> {
                 self.push(Op::Permute(order), vec![a])
             }
             63..=66 if rank >= 1 => {
-                let pads = (0..rank)
+                let pads: Vec<(usize, usize)> = (0..rank)
                     .map(|_| if self.rng.chance(50) { (self.rng.below(3), self.rng.below(3)) } else { (0, 0) })
                     .collect();
-                self.push(Op::Pad(pads), vec![a])
+                let op = if symbolic_variant(&pads) { Op::SymPad(pads) } else { Op::Pad(pads) };
+                self.push(op, vec![a])
             }
             67..=69 if rank >= 1 => {
-                let r = shape
+                let r: Vec<(usize, usize)> = shape
                     .iter()
                     .map(|&d| {
                         if d <= 1 || self.rng.chance(40) {
@@ -732,7 +739,8 @@ impl Builder<'_> {
                         }
                     })
                     .collect();
-                self.push(Op::Shrink(r), vec![a])
+                let op = if symbolic_variant(&r) { Op::SymShrink(r) } else { Op::Shrink(r) };
+                self.push(op, vec![a])
             }
             70..=71 if rank >= 1 => {
                 let axes = (0..rank).filter(|_| self.rng.chance(50)).collect::<Vec<_>>();
@@ -888,6 +896,15 @@ impl Builder<'_> {
 /// arithmetic and gated loads that compilers have got wrong.
 /// `FUZZ_DECOMP=1`: every composite step that can check a decomposition does (to fuzz `qr` and
 /// `svd` alone).
+/// Whether a pad or shrink is built with symbolic offsets: about a third of those that move
+/// something, decided from the pairs so the generator's random stream (and every seed's graph)
+/// stays what it was before symbolic offsets existed.
+fn symbolic_variant(pairs: &[(usize, usize)]) -> bool {
+    let moved = pairs.iter().any(|&(a, _)| a > 0);
+    let h = pairs.iter().fold(pairs.len(), |h, &(a, b)| h.wrapping_mul(31).wrapping_add(a * 7 + b));
+    moved && h % 3 == 0
+}
+
 fn decomp_focus() -> bool {
     static FOCUS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *FOCUS.get_or_init(|| std::env::var_os("FUZZ_DECOMP").is_some())
@@ -1027,6 +1044,8 @@ impl Graph {
                 Op::Permute(v) => format!("{}.permute({v:?})", s(0)),
                 Op::Pad(p) => format!("{}.pad(&{p:?})", s(0)),
                 Op::Shrink(p) => format!("{}.shrink(&{p:?})", s(0)),
+                Op::SymPad(p) => format!("sym_pad(&{}, &{p:?})", s(0)),
+                Op::SymShrink(p) => format!("sym_shrink(&{}, &{p:?})", s(0)),
                 Op::Flip(v) => format!("{}.flip({v:?})", s(0)),
                 Op::Expand(v) => format!("{}.expand({v:?})", s(0)),
                 Op::Reduce(r, axes, keep) => {

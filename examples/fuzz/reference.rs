@@ -568,7 +568,7 @@ fn eval_node(node: &Node, srcs: &[&Arr]) -> Arr {
             }
             srcs[0].at(&src)
         }),
-        Op::Pad(p) => gather(&|idx| {
+        Op::Pad(p) | Op::SymPad(p) => gather(&|idx| {
             let mut src = Vec::with_capacity(idx.len());
             for ((&i, &(b, _)), &d) in idx.iter().zip(p).zip(&srcs[0].shape) {
                 if i < b || i >= b + d {
@@ -578,7 +578,9 @@ fn eval_node(node: &Node, srcs: &[&Arr]) -> Arr {
             }
             srcs[0].at(&src)
         }),
-        Op::Shrink(r) => gather(&|idx| srcs[0].at(&idx.iter().zip(r).map(|(i, (s, _))| i + s).collect::<Vec<_>>())),
+        Op::Shrink(r) | Op::SymShrink(r) => {
+            gather(&|idx| srcs[0].at(&idx.iter().zip(r).map(|(i, (s, _))| i + s).collect::<Vec<_>>()))
+        }
         Op::Flip(axes) => gather(&|idx| {
             let s = &srcs[0].shape;
             srcs[0].at(&idx

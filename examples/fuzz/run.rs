@@ -9,7 +9,7 @@ use ferrograd::codegen::{heuristic_opts, prepare, try_program, ProgramSpec};
 use ferrograd::runtime::{get_device, Backend, Buffer, DeviceMemory};
 use ferrograd::schedule::{create_schedule, ItemKind, ScheduleItem};
 use ferrograd::tensor::{AttentionOpts, ConvOpts, PoolOpts};
-use ferrograd::Tensor;
+use ferrograd::{Dim, Tensor, Variable};
 use std::sync::Arc;
 
 /// How a kernel's opts are chosen.
@@ -177,6 +177,8 @@ fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
             Op::Permute(v) => s(0).permute(v.iter().map(|&a| a as isize).collect::<Vec<_>>()),
             Op::Pad(p) => s(0).pad(p),
             Op::Shrink(r) => s(0).shrink(r),
+            Op::SymPad(p) => sym_pad(s(0), p),
+            Op::SymShrink(r) => sym_shrink(s(0), r),
             Op::Flip(axes) => {
                 if axes.is_empty() {
                     s(0).clone()
@@ -436,18 +438,20 @@ pub fn compile_jobs(jobs: &[&Job]) -> Vec<Result<Programs, Failure>> {
 
 /// Launches a compiled job and reads its outputs.
 pub fn run_job(job: &Job, progs: &[Option<Arc<dyn ferrograd::runtime::Program>>]) -> Result<Vec<Vec<Got>>, Failure> {
-    for (item, prog) in job.items.iter().zip(progs) {
-        match (item.kind, prog) {
-            (ItemKind::Kernel, Some(p)) => {
+    for ((item, prog), spec) in job.items.iter().zip(progs).zip(&job.specs) {
+        match (item.kind, prog, spec) {
+            (ItemKind::Kernel, Some(p), Some(spec)) => {
                 let mems: Vec<&DeviceMemory> = item
                     .bufs
                     .iter()
                     .map(|b| b.memory())
                     .collect::<ferrograd::Result<_>>()
                     .map_err(|e| Failure::Run(e.to_string()))?;
-                p.launch(&mems, &[], false).map_err(|e| Failure::Run(e.to_string()))?;
+                let vals = ferrograd::engine::launch_values(spec, job.device.name(), &item.var_vals)
+                    .map_err(|e| Failure::Run(e.to_string()))?;
+                p.launch(&mems, &vals, false).map_err(|e| Failure::Run(e.to_string()))?;
             }
-            (ItemKind::Copy, _) => {
+            (ItemKind::Copy, _, _) => {
                 let data = item.bufs[1].to_bytes().map_err(|e| Failure::Run(e.to_string()))?;
                 item.bufs[0].copy_in(&data).map_err(|e| Failure::Run(e.to_string()))?;
             }
@@ -493,4 +497,44 @@ pub fn run_one(g: &Graph, device: &str, mode: Mode) -> Result<Vec<Vec<Got>>, Fai
     let job = prepare_job(g, device, mode)?;
     let progs = compile_jobs(&[&job]).remove(0)?;
     run_job(&job, &progs)
+}
+
+/// `x.pad(pads)` with each nonzero `before` a bound variable over `0..=before + after`.
+pub fn sym_pad(x: &Tensor, pads: &[(usize, usize)]) -> Tensor {
+    let dims: Vec<(Dim, Dim)> = pads
+        .iter()
+        .enumerate()
+        .map(|(axis, &(b, a))| {
+            if b + a == 0 {
+                return (Dim::Const(0), Dim::Const(0));
+            }
+            let before = Variable::new(&unique_name("pad", axis), 0, (b + a) as i64).bind(b as i64);
+            (before.clone(), Dim::Const(b + a) - &before)
+        })
+        .collect();
+    x.pad_dims(&dims)
+}
+
+/// `x.shrink(ranges)` with each nonzero start a bound variable over every start that fits.
+pub fn sym_shrink(x: &Tensor, ranges: &[(usize, usize)]) -> Tensor {
+    let shape = x.shape();
+    let dims: Vec<(Dim, Dim)> = ranges
+        .iter()
+        .zip(&shape)
+        .enumerate()
+        .map(|(axis, (&(s, e), &d))| {
+            if s == 0 {
+                return (Dim::Const(0), Dim::Const(e));
+            }
+            let start = Variable::new(&unique_name("start", axis), 0, (d - (e - s)) as i64).bind(s as i64);
+            (start.clone(), &start + (e - s))
+        })
+        .collect();
+    x.shrink_dims(&dims)
+}
+
+/// A variable name no other node of the run uses (one realize binds each name once).
+fn unique_name(what: &str, axis: usize) -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    format!("{what}{axis}_{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }

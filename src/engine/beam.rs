@@ -27,13 +27,13 @@ const KEEP_WITHIN: f64 = 3.0;
 
 /// Best of up to three launches; a candidate already twice as slow as `cutoff` after its
 /// first launch is not run again.
-fn time_launches(prog: &dyn crate::runtime::Program, mems: &[&DeviceMemory], cutoff: f64) -> Result<f64> {
-    let mut best = prog.launch(mems, &[], true)?;
+fn time_launches(prog: &dyn crate::runtime::Program, mems: &[&DeviceMemory], vals: &[i64], cutoff: f64) -> Result<f64> {
+    let mut best = prog.launch(mems, vals, true)?;
     for _ in 0..2 {
         if best > 2.0 * cutoff {
             break;
         }
-        best = best.min(prog.launch(mems, &[], true)?);
+        best = best.min(prog.launch(mems, vals, true)?);
     }
     Ok(best)
 }
@@ -46,7 +46,14 @@ fn safe_to_rerun(ast: &UOp) -> bool {
 }
 
 /// The opts to use for `ast` on `device`: cached, or found by a search of width `width`.
-pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Backend, width: usize) -> Result<Option<Vec<Opt>>> {
+/// `var_vals`: the values of the kernel's variables for the timed launches.
+pub fn beam_search(
+    ast: &UOp,
+    bufs: &[Arc<Buffer>],
+    var_vals: &[(Arc<str>, i64)],
+    device: &dyn Backend,
+    width: usize,
+) -> Result<Option<Vec<Opt>>> {
     if !safe_to_rerun(ast) {
         return Ok(None);
     }
@@ -72,8 +79,9 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Backend, width:
         seeds.iter().map(|o| Arc::new(get_program(ast, device.renderer(), Some(o)))).collect();
     let progs = device.compile(&specs)?;
     let mut beam: Vec<(f64, Vec<Opt>)> = Vec::new();
-    for (p, o) in progs.iter().zip(seeds) {
-        beam.push((time_launches(p.as_ref(), &mems, f64::MAX)?, o));
+    let vals = |spec: &ProgramSpec| super::step::launch_values(spec, device.name(), var_vals);
+    for ((p, o), spec) in progs.iter().zip(seeds).zip(&specs) {
+        beam.push((time_launches(p.as_ref(), &mems, &vals(spec)?, f64::MAX)?, o));
     }
     beam.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
     // What the search is measured against: no opts where they were timed, else the heuristic.
@@ -110,8 +118,8 @@ pub fn beam_search(ast: &UOp, bufs: &[Arc<Buffer>], device: &dyn Backend, width:
         // Compile the round together (one batch), then time each.
         let progs = device.compile(&specs)?;
         let mut timed: Vec<(f64, Vec<Opt>)> = Vec::new();
-        for (prog, c) in progs.iter().zip(candidates) {
-            timed.push((time_launches(prog.as_ref(), &mems, beam[0].0)?, c));
+        for ((prog, c), spec) in progs.iter().zip(candidates).zip(&specs) {
+            timed.push((time_launches(prog.as_ref(), &mems, &vals(spec)?, beam[0].0)?, c));
         }
         tried += timed.len();
         timed.extend(beam.iter().cloned());

@@ -19,6 +19,8 @@ pub struct Recorded {
     pub device: String,
     /// The kernel writes an assign's target (state that outlives the call), not a new buffer.
     pub assign: bool,
+    /// The values its variables had (a replay passes the call's own values instead).
+    pub var_vals: Vec<(Arc<str>, i64)>,
 }
 
 /// A check of values a capture computed: the `[min, max]` in `buf` must lie in `lo..hi`

@@ -4,7 +4,7 @@ pub mod beam;
 pub(crate) mod capture;
 pub(crate) mod step;
 
-pub use step::{kernels_run, record_kernels, run_kernel, CompiledKernel, KernelRun, Step};
+pub use step::{kernels_run, launch_values, record_kernels, run_kernel, CompiledKernel, KernelRun, Step};
 
 use crate::codegen::{get_program, ProgramSpec};
 use crate::error::Result;
@@ -103,8 +103,11 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
                 eprintln!("{}", crate::uop::print::format_graph(ast));
             }
             let beam = crate::flags::int("BEAM");
-            let opts =
-                if beam > 0 { beam::beam_search(ast, &items[i].bufs, device.as_ref(), beam as usize)? } else { None };
+            let opts = if beam > 0 {
+                beam::beam_search(ast, &items[i].bufs, &items[i].var_vals, device.as_ref(), beam as usize)?
+            } else {
+                None
+            };
             let spec = get_program(ast, device.renderer(), opts.as_deref());
             if debug_level() >= 3 {
                 eprintln!("{}: opts {}", spec.name, spec.opts);
@@ -160,8 +163,9 @@ pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
             ItemKind::Kernel => Step::Kernel(kernel.expect("kernel not compiled")),
             ItemKind::Copy => Step::Copy,
         };
-        step.run(&item.bufs, &item.device)?;
-        capture::record(capture::Recorded { step, bufs: item.bufs, device: item.device, assign: item.assign });
+        step.run(&item.bufs, &item.device, &item.var_vals)?;
+        let (bufs, device, assign, var_vals) = (item.bufs, item.device, item.assign, item.var_vals);
+        capture::record(capture::Recorded { step, bufs, device, assign, var_vals });
     }
     crate::runtime::memory::realize_finished();
     Ok(sched.outputs)

@@ -1,6 +1,6 @@
 //! One executable step of a schedule — a kernel launch or a copy — and running it.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::helpers::{debug_level, fmt_time};
 use crate::renderer::ProgramSpec;
 use crate::runtime::{Buffer, DeviceMemory, Program};
@@ -30,9 +30,10 @@ pub enum Step {
 }
 
 impl Step {
-    pub fn run(&self, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
+    /// Runs the step; `var_vals` gives the values of the variables a kernel takes, by name.
+    pub fn run(&self, bufs: &[Arc<Buffer>], device: &str, var_vals: &[(Arc<str>, i64)]) -> Result<()> {
         match self {
-            Step::Kernel(k) => run_kernel(k, bufs, device),
+            Step::Kernel(k) => run_kernel(k, bufs, device, var_vals),
             Step::Copy => {
                 let data = bufs[1].to_bytes()?;
                 bufs[0].copy_in(&data)
@@ -71,12 +72,27 @@ pub fn record_kernels<R>(f: impl FnOnce() -> R) -> (R, Vec<KernelRun>) {
     (out, runs)
 }
 
+/// The kernel's variable values in its argument order.
+pub fn launch_values(spec: &ProgramSpec, device: &str, var_vals: &[(Arc<str>, i64)]) -> Result<Vec<i64>> {
+    spec.vars
+        .iter()
+        .map(|name| {
+            var_vals.iter().find(|(n, _)| **n == **name).map(|&(_, v)| v).ok_or_else(|| Error::Launch {
+                device: device.to_string(),
+                kernel: spec.name.clone(),
+                message: format!("variable {name:?} is not bound (use Variable::bind)"),
+            })
+        })
+        .collect()
+}
+
 /// Runs one compiled kernel on its buffers.
-pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str) -> Result<()> {
+pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str, var_vals: &[(Arc<str>, i64)]) -> Result<()> {
     let mems: Vec<&DeviceMemory> = bufs.iter().map(|b| b.memory()).collect::<Result<_>>()?;
+    let vals = launch_values(&k.spec, device, var_vals)?;
     let debug = debug_level() >= 2;
     let recording = RECORDING.load(Ordering::Relaxed);
-    let t = k.program.launch(&mems, &[], debug || recording)?;
+    let t = k.program.launch(&mems, &vals, debug || recording)?;
     let n = KERNELS_RUN.fetch_add(1, Ordering::Relaxed) + 1;
     if !debug && !recording {
         return Ok(());

@@ -2,8 +2,9 @@
 //! them (or a node's custom gradient).
 
 use crate::tensor::{add_gradients, custom_gradient, keep_zeros, Tensor};
+use crate::uop::dim::dim_pairs;
 use crate::uop::node::toposort_many;
-use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp};
+use crate::uop::{Arg, Dim, FxHashMap, FxHashSet, Ops, UOp};
 
 /// Gradients of the sources of `node` given the gradient `g` of `node` (same shape). `None`
 /// for sources that get no gradient (conditions, integer indices, detached values).
@@ -55,14 +56,15 @@ fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
             vec![Some(g.sum_keepdim(axes))]
         }
         Ops::PAD => {
-            let Arg::Pairs(p) = node.arg() else { unreachable!() };
-            let r: Vec<(usize, usize)> = p.iter().zip(src[0].shape()).map(|((b, _), s)| (*b, b + s)).collect();
-            vec![Some(g.shrink(&r))]
+            let p = dim_pairs(node.arg());
+            let r: Vec<(Dim, Dim)> = p.iter().zip(src[0].shape()).map(|((b, _), &s)| (b.clone(), b + s)).collect();
+            vec![Some(g.shrink_dims(&r))]
         }
         Ops::SHRINK => {
-            let Arg::Pairs(p) = node.arg() else { unreachable!() };
-            let pads: Vec<(usize, usize)> = p.iter().zip(src[0].shape()).map(|((s, e), d)| (*s, d - e)).collect();
-            vec![Some(g.pad(&pads))]
+            let p = dim_pairs(node.arg());
+            let pads: Vec<(Dim, Dim)> =
+                p.iter().zip(src[0].shape()).map(|((s, e), &d)| (s.clone(), Dim::Const(d) - e)).collect();
+            vec![Some(g.pad_dims(&pads))]
         }
         Ops::FLIP => {
             let Arg::Axes(axes) = node.arg() else { unreachable!() };

@@ -1,7 +1,7 @@
 //! `ProgramSpec`: everything a device needs to compile and launch one kernel — the contract
 //! between code generation (which makes it) and the runtime (which compiles and runs it).
 
-use crate::uop::UOp;
+use crate::uop::{Ops, UOp};
 
 #[derive(Clone, Debug)]
 pub struct ProgramSpec {
@@ -27,4 +27,21 @@ pub struct ProgramSpec {
     pub bytes: u64,
     /// The optimizations applied, in the `OPTS=` syntax (`T0:2 U1:16 R2:4`; DEBUG=3 prints them).
     pub opts: String,
+}
+
+impl ProgramSpec {
+    /// The schedule's buffer numbers the kernel takes as parameters, in parameter order
+    /// (ascending: renderers order buffer parameters by number). A launch gets every buffer of
+    /// its schedule item, some of which a kernel may not read (a value that folded to a
+    /// constant). A spec given only as source takes buffers `0..buf_count`.
+    pub fn buffer_params(&self) -> Vec<usize> {
+        if self.uops.is_empty() {
+            return (0..self.buf_count).collect();
+        }
+        let mut bufs: Vec<usize> =
+            self.uops.iter().filter(|u| u.op() == Ops::DEFINE_GLOBAL).map(|u| u.arg_int() as usize).collect();
+        bufs.sort_unstable();
+        bufs.dedup();
+        bufs
+    }
 }

@@ -33,6 +33,10 @@ unsafe impl<T> Sync for SendPtr<T> {}
 pub struct CpuProgram {
     name: String,
     threads: usize,
+    /// The kernel reads `bufs[k]` for its buffer parameters `k < bufs_needed` and one value per
+    /// DEFINE_VAR: `launch` refuses fewer buffers or another number of values.
+    bufs_needed: usize,
+    var_count: usize,
     func: KernelFn,
     // Keeps the shared object mapped while `func` may be called.
     _lib: Arc<libloading::Library>,
@@ -40,6 +44,19 @@ pub struct CpuProgram {
 
 impl Program for CpuProgram {
     fn launch(&self, bufs: &[&DeviceMemory], vals: &[i64], wait: bool) -> Result<f64> {
+        if bufs.len() < self.bufs_needed || vals.len() != self.var_count {
+            return Err(Error::Launch {
+                device: "CPU".into(),
+                kernel: self.name.clone(),
+                message: format!(
+                    "{} buffers and {} variable values given, the kernel takes {} and {}",
+                    bufs.len(),
+                    vals.len(),
+                    self.bufs_needed,
+                    self.var_count
+                ),
+            });
+        }
         let ptrs: Vec<*mut u8> = bufs.iter().map(|b| b.downcast::<HostMemory>().as_ptr()).collect();
         let start = wait.then(std::time::Instant::now);
         let (ptrs, vals) = (SendPtr(ptrs.as_ptr()), SendPtr(vals.as_ptr()));
@@ -47,8 +64,9 @@ impl Program for CpuProgram {
         let run_core = move |core: usize| {
             let (p, v) = (&ptrs, &vals);
             // SAFETY: `func` was compiled from a kernel whose loads and stores stay inside the
-            // buffers the scheduler gave it, with one pointer per DEFINE_GLOBAL and one value per
-            // DEFINE_VAR, which is what `bufs` and `vals` hold; both outlive this launch (the
+            // buffers the scheduler gave it; it reads `bufs[k]` for its buffer parameters
+            // (`k < bufs_needed <= bufs.len()`, checked above) and one value per DEFINE_VAR
+            // (`vals.len() == var_count`, checked above); both outlive this launch (the
             // pool returns only when every core is done). Cores write disjoint parts of the
             // output (the THREAD axis splits an output axis). `launch` holds
             // `host_execution_lock`, so no other kernel or copy touches host memory meanwhile.
@@ -58,7 +76,6 @@ impl Program for CpuProgram {
         // No other kernel or copy touches host memory meanwhile (see `HostMemory`).
         let _lock = super::memory::host_execution_lock();
         super::threadpool::ThreadPool::global().run(self.threads, &run_core);
-        let _ = &self.name;
         Ok(start.map(|s| s.elapsed().as_secs_f64()).unwrap_or(0.0))
     }
 }
@@ -131,6 +148,8 @@ impl CpuDevice {
                 Ok(Arc::new(CpuProgram {
                     name: name.to_string(),
                     threads: spec.threads.max(1),
+                    bufs_needed: spec.buffer_params().last().map_or(0, |&k| k + 1),
+                    var_count: spec.vars.len(),
                     func,
                     _lib: lib.clone(),
                 }))

@@ -39,6 +39,9 @@ pub struct ScheduleItem {
     pub device: String,
     /// The kernel writes an assign's target (an existing buffer), not a new one.
     pub assign: bool,
+    /// Values of the variables its kernel takes, by name (sorted); the AST holds only the
+    /// variables, so one compiled kernel serves every value.
+    pub var_vals: Vec<(Arc<str>, i64)>,
 }
 
 /// The ordered kernels of one realize, and the buffer holding each requested output.
@@ -227,6 +230,7 @@ fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
                 bufs: vec![out.clone(), sb],
                 device: device_name,
                 assign: false,
+                var_vals: Vec::new(),
             });
         } else if n.numel() > 0 {
             let mut r = Rangeify::new(&realized, out.clone(), idx_dt);
@@ -234,7 +238,8 @@ fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
             reads.push(r.reads);
             produces.push(n.clone());
             let assign = n.op() == Ops::ASSIGN;
-            items.push(ScheduleItem { kind: ItemKind::Kernel, ast, bufs: r.bufs, device: device_name, assign });
+            let (bufs, var_vals) = (r.bufs, r.var_vals);
+            items.push(ScheduleItem { kind: ItemKind::Kernel, ast, bufs, device: device_name, assign, var_vals });
         }
         if record && n.op() == Ops::ASSIGN {
             record_assigned(origin.get(n).unwrap_or(n), &out);

@@ -3,7 +3,8 @@
 //! PAD becomes a validity condition that gates loads; REDUCE_AXIS opens new reduce ranges.
 
 use crate::runtime::{buffer_of, Buffer};
-use crate::uop::{Arg, AxisType, ConstValue, DType, FxHashMap, Ops, UOp};
+use crate::uop::dim::{dim_pairs, strip_binds};
+use crate::uop::{Arg, AxisType, ConstValue, DType, Dim, FxHashMap, Ops, UOp};
 use std::sync::Arc;
 
 pub(crate) struct Rangeify<'a> {
@@ -16,6 +17,8 @@ pub(crate) struct Rangeify<'a> {
     memo: FxHashMap<(UOp, Vec<UOp>, UOp), UOp>,
     next_range: u32,
     idx_dt: DType,
+    /// Values of the variables bound in this kernel's graph (BINDs stripped from its AST).
+    pub var_vals: Vec<(Arc<str>, i64)>,
 }
 
 /// Index dtype for a graph: i32 unless some tensor has more elements than i32 can count.
@@ -90,7 +93,15 @@ pub(crate) fn linear_index(shape: &[usize], idx: &[UOp], dt: DType) -> UOp {
 
 impl<'a> Rangeify<'a> {
     pub(crate) fn new(realized: &'a FxHashMap<UOp, Arc<Buffer>>, out: Arc<Buffer>, idx_dt: DType) -> Self {
-        Rangeify { realized, bufs: vec![out], reads: Vec::new(), memo: FxHashMap::default(), next_range: 0, idx_dt }
+        Rangeify {
+            realized,
+            bufs: vec![out],
+            reads: Vec::new(),
+            memo: FxHashMap::default(),
+            next_range: 0,
+            idx_dt,
+            var_vals: Vec::new(),
+        }
     }
 
     fn buffer_param(&mut self, b: &Arc<Buffer>) -> UOp {
@@ -157,6 +168,34 @@ impl<'a> Rangeify<'a> {
         self.compute(n, idx, gate)
     }
 
+    /// A dimension as kernel index math: its BINDs stripped into `var_vals`.
+    fn dim_index(&mut self, d: &Dim) -> UOp {
+        strip_binds(&d.uop(), &mut self.var_vals).cast(self.idx_dt)
+    }
+
+    /// SHRINK or PAD with symbolic offsets: the index shifts by a variable amount, and a PAD's
+    /// validity gate compares against variable bounds (its lengths are numbers).
+    fn symbolic_window(&mut self, n: &UOp, idx: &[UOp], gate: &UOp) -> UOp {
+        let pairs = dim_pairs(n.arg());
+        let ss = n.src()[0].shape().to_vec();
+        if n.op() == Ops::SHRINK {
+            let new_idx: Vec<UOp> = idx.iter().zip(&pairs).map(|(i, (b, _))| i + &self.dim_index(b)).collect();
+            return self.value(&n.src()[0], &new_idx, gate);
+        }
+        let mut valid = UOp::bool(true);
+        let mut new_idx = Vec::with_capacity(idx.len());
+        for ((i, (b, _)), &s) in idx.iter().zip(&pairs).zip(&ss) {
+            let b = self.dim_index(b);
+            // b <= i < b + s
+            valid = valid.and(&(&b - 1).lt(i)).and(&i.lt(&(&b + s as i64)));
+            new_idx.push(i - &b);
+        }
+        let inner_gate =
+            if gate.const_value() == Some(ConstValue::Bool(true)) { valid.clone() } else { gate.and(&valid) };
+        let v = self.value(&n.src()[0], &new_idx, &inner_gate);
+        valid.where_(&v, &UOp::cnst(n.dtype(), ConstValue::Int(0)))
+    }
+
     fn compute(&mut self, n: &UOp, idx: &[UOp], gate: &UOp) -> UOp {
         let key = (n.clone(), idx.to_vec(), gate.clone());
         if let Some(v) = self.memo.get(&key) {
@@ -216,6 +255,7 @@ impl<'a> Rangeify<'a> {
                     idx.iter().zip(&ss).map(|(i, &s)| if s == 1 { UOp::int(dt, 0) } else { i.clone() }).collect();
                 self.value(&n.src()[0], &new_idx, gate)
             }
+            Ops::SHRINK | Ops::PAD if matches!(n.arg(), Arg::DimPairs(_)) => self.symbolic_window(n, idx, gate),
             Ops::SHRINK => {
                 let Arg::Pairs(p) = n.arg() else { unreachable!() };
                 let new_idx: Vec<UOp> =

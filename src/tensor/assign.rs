@@ -42,7 +42,8 @@ pub(crate) fn take_pending_assigns() -> Vec<Tensor> {
         .collect()
 }
 use crate::schedule::existing_buffer;
-use crate::uop::{Arg, Ops, UOp};
+use crate::uop::dim::dim_pairs;
+use crate::uop::{Arg, Dim, Ops, UOp};
 
 impl Tensor {
     /// Replaces the contents of this tensor with `value` (broadcast and cast to its shape and
@@ -132,14 +133,16 @@ fn write_through(base: &UOp, chain: &[UOp], value: &Tensor) -> UOp {
                 let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
                 (v.flip(axes.clone()), m.flip(axes))
             }
-            (Ops::SHRINK, Arg::Pairs(p)) => {
-                let pads: Vec<(usize, usize)> = p.iter().zip(&below).map(|(&(a, b), &d)| (a, d - b)).collect();
-                (v.pad(&pads), m.pad(&pads))
+            (Ops::SHRINK, arg) => {
+                let pads: Vec<(Dim, Dim)> =
+                    dim_pairs(arg).iter().zip(&below).map(|((a, b), &d)| (a.clone(), Dim::Const(d) - b)).collect();
+                (v.pad_dims(&pads), m.pad_dims(&pads))
             }
-            (Ops::PAD, Arg::Pairs(p)) => {
+            (Ops::PAD, arg) => {
                 // Writes into the padding have nowhere to go.
-                let keep: Vec<(usize, usize)> = p.iter().zip(&below).map(|(&(b, _), &d)| (b, b + d)).collect();
-                (v.shrink(&keep), m.shrink(&keep))
+                let keep: Vec<(Dim, Dim)> =
+                    dim_pairs(arg).iter().zip(&below).map(|((b, _), &d)| (b.clone(), b + d)).collect();
+                (v.shrink_dims(&keep), m.shrink_dims(&keep))
             }
             (op, _) => panic!(
                 "assign: cannot write through a {op:?} view (shape {:?} of a tensor of shape {:?}): several \

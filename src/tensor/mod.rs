@@ -29,6 +29,7 @@ mod selftest;
 mod shape_args;
 mod shape_ops;
 mod sort;
+pub(crate) mod symbolic;
 mod trig;
 
 pub use attention::AttentionOpts;

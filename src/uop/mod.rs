@@ -1,5 +1,6 @@
 //! The IR: one node type for the tensor graph, kernels and programs.
 
+pub(crate) mod dim;
 pub mod dtype;
 pub(crate) mod node;
 pub(crate) mod node_table;
@@ -12,6 +13,7 @@ pub mod symbolic;
 #[allow(clippy::module_inception)]
 pub(crate) mod uop;
 
+pub use dim::Variable;
 pub use dtype::{ConstValue, DType, Element, Scalar};
-pub use node::{live_uop_count, Arg, BufferHandle, BufferObj, FxHashMap, FxHashSet, SpecialKind, UOp, WeakUOp};
+pub use node::{live_uop_count, Arg, BufferHandle, BufferObj, Dim, FxHashMap, FxHashSet, SpecialKind, UOp, WeakUOp};
 pub use ops::{AxisType, Ops};

@@ -64,6 +64,15 @@ pub enum SpecialKind {
     Global,
 }
 
+/// An axis length or a movement offset: a number, or a bounded expression over variables
+/// (its constructors and arithmetic are in `dim.rs`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum Dim {
+    Const(usize),
+    /// An i32 index expression over DEFINE_VAR / BIND nodes that is not a constant.
+    Sym(UOp),
+}
+
 /// The argument of a node; its meaning depends on the op (see [`Ops`]).
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Arg {
@@ -77,6 +86,8 @@ pub enum Arg {
     Axes(Vec<usize>),
     /// PAD `(before, after)` or SHRINK `(start, end)` per axis.
     Pairs(Vec<(usize, usize)>),
+    /// PAD / SHRINK pairs of which some are symbolic (`Pairs` when all are numbers).
+    DimPairs(Vec<(Dim, Dim)>),
     /// REDUCE_AXIS: reduce op and axes.
     Reduce(Ops, Vec<usize>),
     /// REDUCE: the reduce op.

@@ -84,6 +84,10 @@ pub enum Ops {
     DEFINE_GLOBAL,
     /// A symbolic integer bound at launch, `arg = Var(name, min, max)`.
     DEFINE_VAR,
+    /// A variable with its value for one realize: `src = [DEFINE_VAR, CONST]`. Appears in
+    /// symbolic movement arguments; the scheduler strips it into the item's variable values,
+    /// so a kernel sees only the DEFINE_VAR and is the same for every value.
+    BIND,
     /// A register (accumulator), `arg = Int(id)`.
     DEFINE_REG,
     /// A work-group local memory array (GPU), pointer dtype, `src = [size]`, `arg = Int(id)`.

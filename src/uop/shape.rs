@@ -3,7 +3,7 @@
 //! with a friendlier message), so these panics name the op and shapes plainly.
 
 use super::dtype::DType;
-use super::node::{Arg, UOp};
+use super::node::{Arg, Dim, UOp};
 use super::ops::Ops;
 use std::sync::Arc;
 
@@ -86,6 +86,19 @@ fn infer_shape_unchecked(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Optio
             assert!(axes.iter().all(|&a| a < s.len()), "flip: axes {axes:?} out of range for shape {s:?}");
             Some(s)
         }
+        Ops::PAD if matches!(arg, Arg::DimPairs(_)) => {
+            let s = s0()?;
+            let Arg::DimPairs(p) = arg else { unreachable!() };
+            assert_eq!(p.len(), s.len(), "pad: {} pairs for shape {s:?}", p.len());
+            Some(s.iter().zip(p).map(|(&d, (b, a))| concrete_extent("pad", b + d + a, p, &s)).collect())
+        }
+        Ops::SHRINK if matches!(arg, Arg::DimPairs(_)) => {
+            let s = s0()?;
+            let Arg::DimPairs(p) = arg else { unreachable!() };
+            let ok = p.len() == s.len() && s.iter().zip(p).all(|(&d, (_, e))| e.max() <= d);
+            assert!(ok, "shrink: {p:?} is not inside shape {s:?} for every value of its variables");
+            Some(p.iter().map(|(b, e)| concrete_extent("shrink", e - b, p, &s)).collect())
+        }
         Ops::PAD => {
             let s = s0()?;
             let Arg::Pairs(p) = arg else { panic!("PAD needs a Pairs arg") };
@@ -110,6 +123,14 @@ fn infer_shape_unchecked(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Optio
         }
         _ => None,
     }
+}
+
+/// An axis length that symbolic movement arguments leave a number (a window of fixed length
+/// at a variable offset); a length that stays symbolic is refused, naming the op.
+fn concrete_extent(op: &str, d: Dim, pairs: &[(Dim, Dim)], shape: &[usize]) -> usize {
+    d.as_const().unwrap_or_else(|| {
+        panic!("{op}: {pairs:?} of shape {shape:?} gives an axis of symbolic length {d:?}; only symbolic offsets are supported so far")
+    })
 }
 
 pub(crate) fn infer_device(op: Ops, src: &[UOp], arg: &Arg) -> Option<Arc<str>> {

@@ -287,6 +287,7 @@ fn arg_cmp(a: &Arg, b: &Arg) -> Ordering {
             Buffer(_) => 10,
             Var(..) => 11,
             Special(..) => 12,
+            DimPairs(_) => 13,
         }
     }
     fn const_key(c: &ConstValue) -> (u8, i64, u64) {

@@ -26,7 +26,8 @@ pub struct CudaProgram {
     pub(super) func: Arc<CudaFunction>,
     pub(super) grid: [u32; 3],
     pub(super) block: [u32; 3],
-    pub(super) buf_count: usize,
+    /// The schedule's buffer numbers the kernel takes, in parameter order.
+    pub(super) buffer_params: Vec<usize>,
     /// Byte size of each variable parameter, in argument order.
     pub(super) var_bytes: Vec<usize>,
 }
@@ -84,7 +85,7 @@ impl CudaProgram {
             func,
             grid,
             block,
-            buf_count: spec.buf_count,
+            buffer_params: spec.buffer_params(),
             var_bytes,
         })
     }
@@ -96,19 +97,20 @@ impl CudaProgram {
 
 impl Program for CudaProgram {
     fn launch(&self, bufs: &[&DeviceMemory], vals: &[i64], wait: bool) -> Result<f64> {
-        if bufs.len() != self.buf_count || vals.len() != self.var_bytes.len() {
+        let needed = self.buffer_params.last().map_or(0, |&k| k + 1);
+        if bufs.len() < needed || vals.len() != self.var_bytes.len() {
             return Err(self.fail(format!(
-                "{} buffers and {} values given, the kernel takes {} and {}",
+                "{} buffers and {} values given, the kernel takes {needed} and {}",
                 bufs.len(),
                 vals.len(),
-                self.buf_count,
                 self.var_bytes.len()
             )));
         }
         if self.grid.contains(&0) {
             return Ok(0.0);
         }
-        let ptrs: Vec<sys::CUdeviceptr> = bufs.iter().map(|b| b.downcast::<CudaMemory>().ptr).collect();
+        let ptrs: Vec<sys::CUdeviceptr> =
+            self.buffer_params.iter().map(|&k| bufs[k].downcast::<CudaMemory>().ptr).collect();
         // Each value in an 8-byte slot; the kernel reads its parameter's size from the front.
         let slots: Vec<[u8; 8]> = vals
             .iter()

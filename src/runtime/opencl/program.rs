@@ -88,22 +88,13 @@ pub(super) struct ArgLayout {
 
 impl ArgLayout {
     pub(super) fn of(spec: &ProgramSpec) -> ArgLayout {
-        let mut bufs: Vec<usize> = Vec::new();
-        let mut vars: Vec<DType> = Vec::new();
-        for u in &spec.uops {
-            match u.op() {
-                Ops::DEFINE_GLOBAL => bufs.push(u.arg_int() as usize),
-                Ops::DEFINE_VAR if matches!(u.arg(), Arg::Var(..)) => vars.push(u.dtype()),
-                _ => {}
-            }
-        }
-        bufs.sort_unstable();
-        bufs.dedup();
-        // A spec given only as source: buffers 0..buf_count.
-        if spec.uops.is_empty() {
-            bufs = (0..spec.buf_count).collect();
-        }
-        ArgLayout { bufs, vars }
+        let vars: Vec<DType> = spec
+            .uops
+            .iter()
+            .filter(|u| u.op() == Ops::DEFINE_VAR && matches!(u.arg(), Arg::Var(..)))
+            .map(|u| u.dtype())
+            .collect();
+        ArgLayout { bufs: spec.buffer_params(), vars }
     }
 }
 

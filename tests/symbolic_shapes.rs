@@ -1,0 +1,162 @@
+//! Symbolic offsets: movement ops at a position that is a bound `Variable`. One compiled kernel
+//! serves every value (the count of kernels built stays put while the value changes), results
+//! match a plain Rust computation, gradients flow through, assigns write through, and TinyJit
+//! replays take new values (tinygrad's bug #5360 was a replay that kept the captured value).
+
+use ferrograd::engine::kernels_built_on_this_thread;
+use ferrograd::{Dim, Error, Tensor, TinyJit, Variable};
+
+fn data(n: usize, k: usize) -> Vec<f32> {
+    (0..n * k).map(|i| ((i * 7 % 11) as f32 - 5.0) * 0.25).collect()
+}
+
+/// Sum of rows `pos..pos+len` of a row-major `[n, k]` matrix, per column.
+fn window_sum(x: &[f32], k: usize, pos: usize, len: usize) -> Vec<f32> {
+    (0..k).map(|j| (pos..pos + len).map(|r| x[r * k + j]).sum()).collect()
+}
+
+#[test]
+fn one_kernel_serves_every_position() {
+    let (n, k, len) = (12, 5, 3);
+    let x = Tensor::from_vec(data(n, k), [n, k]).realize().unwrap();
+    let pos = Variable::new("pos", 0, (n - len) as i64);
+    let mut built_after_first = None;
+    for p in [0usize, 4, 9, 1, 7] {
+        let out = x.narrow(0, pos.bind(p as i64), len).sum_axis(0);
+        assert_eq!(out.to_vec::<f32>().unwrap(), window_sum(&data(n, k), k, p, len), "pos {p}");
+        let built = kernels_built_on_this_thread();
+        assert_eq!(*built_after_first.get_or_insert(built), built, "pos {p} compiled a new kernel");
+    }
+}
+
+#[test]
+fn symbolic_offsets_on_several_axes_and_padding() {
+    // A [2, 3] block placed into an [8, 6] zero canvas at (r, c), then read back at (r, c).
+    let block = Tensor::from_vec((1..=6).map(|v| v as f32).collect(), [2, 3]);
+    let (rv, cv) = (Variable::new("r", 0, 6), Variable::new("c", 0, 3));
+    for (r, c) in [(0usize, 0usize), (6, 3), (3, 1)] {
+        let (rd, cd) = (rv.bind(r as i64), cv.bind(c as i64));
+        let canvas = block.pad_dims(&[(rd.clone(), Dim::Const(6) - &rd), (cd.clone(), Dim::Const(3) - &cd)]);
+        assert_eq!(canvas.shape(), vec![8, 6]);
+        let got = canvas.to_vec::<f32>().unwrap();
+        let mut want = vec![0.0f32; 48];
+        for i in 0..2 {
+            for j in 0..3 {
+                want[(r + i) * 6 + c + j] = (i * 3 + j + 1) as f32;
+            }
+        }
+        assert_eq!(got, want, "block at ({r}, {c})");
+        let back = canvas.shrink_dims(&[(rd.clone(), &rd + 2usize), (cd.clone(), &cd + 3usize)]);
+        assert_eq!(back.to_vec::<f32>().unwrap(), (1..=6).map(|v| v as f32).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn assign_through_a_symbolic_window_writes_one_row() {
+    // A KV-cache write: row `pos` of a realized cache gets a new value; one kernel for all rows.
+    let (rows, k) = (6, 4);
+    let cache = Tensor::zeros([rows, k]).realize().unwrap();
+    let pos = Variable::new("pos", 0, rows as i64 - 1);
+    let mut built_after_first = None;
+    for p in 0..rows {
+        let row = Tensor::from_vec((0..k).map(|j| (p * 10 + j) as f32).collect(), [1, k]);
+        cache.narrow(0, pos.bind(p as i64), 1).assign(&row);
+        cache.realize().unwrap();
+        let built = kernels_built_on_this_thread();
+        assert_eq!(*built_after_first.get_or_insert(built), built, "row {p} compiled a new kernel");
+    }
+    let want: Vec<f32> = (0..rows).flat_map(|p| (0..k).map(move |j| (p * 10 + j) as f32)).collect();
+    assert_eq!(cache.to_vec::<f32>().unwrap(), want);
+}
+
+#[test]
+fn gradients_flow_through_symbolic_windows() {
+    let pos = Variable::new("pos", 0, 5);
+    for p in [0usize, 2, 5] {
+        let x = Tensor::from_vec(data(8, 1), [8]).requires_grad();
+        let w = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3]);
+        (x.narrow(0, pos.bind(p as i64), 3) * &w).sum().backward();
+        let mut want = vec![0.0f32; 8];
+        want[p..p + 3].copy_from_slice(&[1.0, 2.0, 3.0]);
+        assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), want, "pos {p}");
+    }
+}
+
+#[test]
+fn tinyjit_replays_take_the_new_value() {
+    let (n, k, len) = (10, 3, 2);
+    let x = Tensor::from_vec(data(n, k), [n, k]).realize().unwrap();
+    let pos = Variable::new("pos", 0, (n - len) as i64);
+    let mut step = TinyJit::with_vars(move |xs: &[Tensor], vars: &[Dim]| {
+        vec![(xs[0].narrow(0, vars[0].clone(), len) * 2.0).sum_axis(0)]
+    });
+    let mut built_at_replay = None;
+    for (call, p) in [3usize, 0, 5, 8, 1, 6, 2].into_iter().enumerate() {
+        let out = step.call_vars(&[&x], &[pos.bind(p as i64)]).unwrap();
+        let want: Vec<f32> = window_sum(&data(n, k), k, p, len).iter().map(|v| v * 2.0).collect();
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), want, "call {call} at pos {p}");
+        if call >= 3 {
+            assert!(step.captured_len().is_some(), "replaying");
+            let built = kernels_built_on_this_thread();
+            assert_eq!(*built_at_replay.get_or_insert(built), built, "a replay compiled");
+        }
+    }
+}
+
+#[test]
+fn tinyjit_refuses_a_variable_it_was_not_given() {
+    // The position is bound inside the function from a Rust value that changes: replays would
+    // repeat call 2's value, so call 3 is an error that says to pass the variable.
+    let x = Tensor::from_vec(data(10, 1), [10]).realize().unwrap();
+    let pos = Variable::new("p_hidden", 0, 8);
+    let counter = std::rc::Rc::new(std::cell::Cell::new(0i64));
+    let c = counter.clone();
+    let mut step = TinyJit::new(move |xs: &[Tensor]| {
+        c.set(c.get() + 1);
+        vec![xs[0].narrow(0, pos.bind(c.get()), 2).sum()]
+    });
+    step.call(&[&x]).unwrap();
+    step.call(&[&x]).unwrap();
+    match step.call(&[&x]) {
+        Err(Error::Jit(m)) => assert!(m.contains("call_vars"), "{m}"),
+        other => panic!("expected a TinyJit error, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn tinyjit_needs_the_same_variables() {
+    let x = Tensor::from_vec(data(10, 1), [10]).realize().unwrap();
+    let (a, b) = (Variable::new("a", 0, 8), Variable::new("b", 0, 8));
+    let mut step = TinyJit::with_vars(|xs: &[Tensor], vars: &[Dim]| vec![xs[0].narrow(0, vars[0].clone(), 2).sum()]);
+    for p in 0..3 {
+        step.call_vars(&[&x], &[a.bind(p)]).unwrap();
+    }
+    assert!(matches!(step.call_vars(&[&x], &[b.bind(1)]), Err(Error::Jit(_))));
+    assert!(matches!(step.call_vars(&[&x], &[Dim::Const(1)]), Err(Error::Jit(_))), "a number is not a variable");
+}
+
+#[test]
+#[should_panic(expected = "outside its range")]
+fn binding_outside_the_range_panics() {
+    Variable::new("pos", 0, 4).bind(5);
+}
+
+#[test]
+#[should_panic(expected = "is not inside shape")]
+fn a_window_that_can_leave_the_axis_panics() {
+    // pos may be 8, and 8 + 3 > 10.
+    Tensor::zeros([10]).narrow(0, Variable::new("pos", 0, 8).bind(0), 3);
+}
+
+#[test]
+fn the_interpreter_runs_symbolic_kernels() {
+    ferrograd::tensor::with_default_device("INTERP", || {
+        let x = Tensor::from_vec(data(9, 2), [9, 2]);
+        let pos = Variable::new("pos", 0, 6);
+        for p in [0usize, 6, 2] {
+            let out = x.narrow(0, pos.bind(p as i64), 3).sum_axis(0);
+            assert_eq!(out.device(), "INTERP");
+            assert_eq!(out.to_vec::<f32>().unwrap(), window_sum(&data(9, 2), 2, p, 3), "pos {p}");
+        }
+    });
+}
