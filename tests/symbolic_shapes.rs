@@ -157,6 +157,139 @@ fn the_interpreter_runs_symbolic_kernels() {
             let out = x.narrow(0, pos.bind(p as i64), 3).sum_axis(0);
             assert_eq!(out.device(), "INTERP");
             assert_eq!(out.to_vec::<f32>().unwrap(), window_sum(&data(9, 2), 2, p, 3), "pos {p}");
+            // A symbolic length: rows 0..=pos, summed and kept as a materialized buffer.
+            let rows = x.shrink_dims(&[(Dim::Const(0), pos.bind(p as i64) + 1usize), (Dim::Const(0), Dim::Const(2))]);
+            let sums = rows.contiguous().sum_axis(0);
+            assert_eq!(sums.to_vec::<f32>().unwrap(), window_sum(&data(9, 2), 2, 0, p + 1), "rows 0..={p}");
         }
     });
+}
+
+// ---------------------------------------------------------------- symbolic lengths
+
+/// Attention of one query row over keys `0..n` of `[n_max, d]` keys and values (f64 reference).
+fn attend(q: &[f32], k: &[f32], v: &[f32], d: usize, n: usize) -> Vec<f32> {
+    let scale = 1.0 / (d as f64).sqrt();
+    let scores: Vec<f64> =
+        (0..n).map(|j| (0..d).map(|c| q[c] as f64 * k[j * d + c] as f64).sum::<f64>() * scale).collect();
+    let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let w: Vec<f64> = scores.iter().map(|s| (s - m).exp()).collect();
+    let z: f64 = w.iter().sum();
+    (0..d).map(|c| ((0..n).map(|j| w[j] * v[j * d + c] as f64).sum::<f64>() / z) as f32).collect()
+}
+
+fn close(a: &[f32], b: &[f32], tol: f32) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol * (1.0 + y.abs()))
+}
+
+#[test]
+fn a_symbolic_length_sums_and_keeps_one_kernel() {
+    let (n, k) = (16, 3);
+    let x = Tensor::from_vec(data(n, k), [n, k]).realize().unwrap();
+    let len = Variable::new("len", 1, n as i64);
+    let mut built_after_first = None;
+    for l in [1usize, 16, 5, 9] {
+        let rows = x.shrink_dims(&[(Dim::Const(0), len.bind(l as i64)), (Dim::Const(0), Dim::Const(k))]);
+        assert_eq!(rows.sym_shape()[1], Dim::Const(k));
+        assert!(rows.is_symbolic());
+        let out = (rows * 2.0).sum_axis(0);
+        let want: Vec<f32> = window_sum(&data(n, k), k, 0, l).iter().map(|v| v * 2.0).collect();
+        assert_eq!(out.to_vec::<f32>().unwrap(), want, "length {l}");
+        let built = kernels_built_on_this_thread();
+        assert_eq!(*built_after_first.get_or_insert(built), built, "length {l} compiled a new kernel");
+    }
+}
+
+#[test]
+fn symbolic_shapes_refuse_numeric_shape_queries() {
+    let len = Variable::new("len", 1, 8);
+    let x = Tensor::zeros([8, 2]).shrink_dims(&[(Dim::Const(0), len.bind(3)), (Dim::Const(0), Dim::Const(2))]);
+    let err = std::panic::catch_unwind(|| x.shape()).expect_err("shape() of a symbolic tensor");
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("sym_shape"), "{msg}");
+}
+
+#[test]
+fn attention_over_a_variable_number_of_keys() {
+    // One decode step: a query attends over the first `pos + 1` rows of a realized KV cache,
+    // with GQA (4 query heads over 2 key heads). One set of kernels for every position.
+    let (max, d, hq, hk) = (12usize, 8usize, 4usize, 2usize);
+    let kc = Tensor::from_vec(data(hk * max, d), [1, hk, max, d]).realize().unwrap();
+    let vc =
+        Tensor::from_vec(data(hk * max, d).iter().map(|x| x * 0.5 + 0.1).collect(), [1, hk, max, d]).realize().unwrap();
+    let qv: Vec<f32> = (0..hq * d).map(|i| ((i * 5 % 7) as f32 - 3.0) * 0.3).collect();
+    let q = Tensor::from_vec(qv.clone(), [1, hq, 1, d]).realize().unwrap();
+    let pos = Variable::new("pos", 0, max as i64 - 1);
+    let mut built_after_first = None;
+    for p in [0usize, 11, 4, 7] {
+        let n = pos.bind(p as i64) + 1usize;
+        let window = [
+            (Dim::Const(0), Dim::Const(1)),
+            (Dim::Const(0), Dim::Const(hk)),
+            (Dim::Const(0), n),
+            (Dim::Const(0), Dim::Const(d)),
+        ];
+        let (k, v) = (kc.shrink_dims(&window), vc.shrink_dims(&window));
+        let out = q.scaled_dot_product_attention(&k, &v, &ferrograd::tensor::AttentionOpts::default().gqa());
+        assert_eq!(out.shape(), vec![1, hq, 1, d]);
+        let got = out.to_vec::<f32>().unwrap();
+        let (kd, vd) = (kc.to_vec::<f32>().unwrap(), vc.to_vec::<f32>().unwrap());
+        for h in 0..hq {
+            let g = h / (hq / hk);
+            let want = attend(&qv[h * d..(h + 1) * d], &kd[g * max * d..], &vd[g * max * d..], d, p + 1);
+            assert!(
+                close(&got[h * d..(h + 1) * d], &want, 1e-5),
+                "pos {p} head {h}: {:?} vs {want:?}",
+                &got[h * d..(h + 1) * d]
+            );
+        }
+        let built = kernels_built_on_this_thread();
+        assert_eq!(*built_after_first.get_or_insert(built), built, "pos {p} compiled new kernels");
+    }
+}
+
+#[test]
+fn a_mask_over_symbolic_keys_from_arange_dim() {
+    // Keys at or before position `pos` are allowed: the mask is built from arange of a symbolic
+    // length, broadcast against the scores.
+    let (max, d) = (10usize, 4usize);
+    let kc = Tensor::from_vec(data(max, d), [max, d]).realize().unwrap();
+    let pos = Variable::new("pos", 0, max as i64 - 1);
+    for p in [3usize, 9] {
+        let n = pos.bind(p as i64) + 1usize;
+        let k = kc.shrink_dims(&[(Dim::Const(0), n.clone()), (Dim::Const(0), Dim::Const(d))]);
+        let keep = Tensor::arange_dim(n).lt(2); // only the first two keys
+        let scores = k.sum_axis(1); // [n]
+        let masked = keep.where_(&scores, 0.0).sum();
+        let kd = data(max, d);
+        let want: f32 = (0..2.min(p + 1)).map(|j| (0..d).map(|c| kd[j * d + c]).sum::<f32>()).sum();
+        assert!((masked.item::<f32>().unwrap() - want).abs() < 1e-5, "pos {p}");
+    }
+}
+
+#[test]
+fn tinyjit_replays_attention_over_variable_keys() {
+    let (max, d) = (9usize, 4usize);
+    let kc = Tensor::from_vec(data(max, d), [1, 1, max, d]).realize().unwrap();
+    let vc = Tensor::from_vec(data(max, d).iter().map(|x| x + 1.0).collect(), [1, 1, max, d]).realize().unwrap();
+    let (k2, v2) = (kc.clone(), vc.clone());
+    let pos = Variable::new("pos", 0, max as i64 - 1);
+    let mut step = TinyJit::with_vars(move |xs: &[Tensor], vars: &[Dim]| {
+        let n = &vars[0] + 1usize;
+        let w = [
+            (Dim::Const(0), Dim::Const(1)),
+            (Dim::Const(0), Dim::Const(1)),
+            (Dim::Const(0), n),
+            (Dim::Const(0), Dim::Const(d)),
+        ];
+        vec![xs[0].scaled_dot_product_attention(&k2.shrink_dims(&w), &v2.shrink_dims(&w), &Default::default())]
+    });
+    let (kd, vd) = (kc.to_vec::<f32>().unwrap(), vc.to_vec::<f32>().unwrap());
+    for (call, p) in [2usize, 5, 0, 8, 3, 6].into_iter().enumerate() {
+        let qv: Vec<f32> = (0..d).map(|c| (c as f32 - 1.5) * (call as f32 + 1.0) * 0.2).collect();
+        let q = Tensor::from_vec(qv.clone(), [1, 1, 1, d]).realize().unwrap();
+        let out = step.call_vars(&[&q], &[pos.bind(p as i64)]).unwrap();
+        let want = attend(&qv, &kd, &vd, d, p + 1);
+        assert!(close(&out[0].to_vec::<f32>().unwrap(), &want, 1e-5), "call {call} pos {p}");
+    }
 }

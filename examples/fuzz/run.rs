@@ -188,14 +188,21 @@ fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
             }
             Op::Expand(v) => s(0).expand(v.clone()),
             Op::Reduce(r, axes, keep) => {
+                // Some reduces run over symbolic lengths bound to the full lengths: the same
+                // values, with the reduce loops to a variable's bound.
+                let x = if every_third(&[axes.clone(), s(0).shape()].concat()) {
+                    symbolic_prefix(s(0), axes)
+                } else {
+                    s(0).clone()
+                };
                 let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
                 match (r, keep) {
-                    (Red::Sum, false) => s(0).sum_axis(axes),
-                    (Red::Sum, true) => s(0).sum_keepdim(axes),
-                    (Red::Max, false) => s(0).max_axis(axes),
-                    (Red::Max, true) => s(0).max_keepdim(axes),
-                    (Red::Min, false) => s(0).min_axis(axes),
-                    (Red::Min, true) => s(0).min_keepdim(axes),
+                    (Red::Sum, false) => x.sum_axis(axes),
+                    (Red::Sum, true) => x.sum_keepdim(axes),
+                    (Red::Max, false) => x.max_axis(axes),
+                    (Red::Max, true) => x.max_keepdim(axes),
+                    (Red::Min, false) => x.min_axis(axes),
+                    (Red::Min, true) => x.min_keepdim(axes),
                 }
             }
             Op::Cumsum(a) => s(0).cumsum(*a as isize),
@@ -203,6 +210,7 @@ fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
             Op::Conv2d { stride, padding } => {
                 s(0).conv2d(s(1), None, &ConvOpts::default().stride(*stride).padding(*padding))
             }
+            Op::Contiguous if every_third(&s(0).shape()) => symbolic_contiguous(s(0)),
             Op::Contiguous => s(0).contiguous(),
             Op::Func(f) => {
                 let x = s(0);
@@ -537,4 +545,40 @@ pub fn sym_shrink(x: &Tensor, ranges: &[(usize, usize)]) -> Tensor {
 fn unique_name(what: &str, axis: usize) -> String {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     format!("{what}{axis}_{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+/// About a third of the time, decided from `key` (so no random draw changes the graphs).
+fn every_third(key: &[usize]) -> bool {
+    key.iter().fold(key.len(), |h, &k| h.wrapping_mul(31).wrapping_add(k)) % 3 == 0
+}
+
+/// `x` with each of `axes` (of length 2 or more) shrunk to `0..len`, `len` a variable over
+/// `1..=length` bound to the full length: equal values, a symbolic shape.
+pub fn symbolic_prefix(x: &Tensor, axes: &[usize]) -> Tensor {
+    let dims: Vec<(Dim, Dim)> = x
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(a, &d)| {
+            if !axes.contains(&a) || d < 2 {
+                return (Dim::Const(0), Dim::Const(d));
+            }
+            (Dim::Const(0), Variable::new(&unique_name("len", a), 1, d as i64).bind(d as i64))
+        })
+        .collect();
+    x.shrink_dims(&dims)
+}
+
+/// `x.contiguous()` computed as a symbolic-shape buffer (the first axis a variable length bound
+/// to its full length) padded back by a symbolic amount: the same values.
+pub fn symbolic_contiguous(x: &Tensor) -> Tensor {
+    let shape = x.shape();
+    if shape.first().is_none_or(|&d| d < 2) {
+        return x.contiguous();
+    }
+    let c = symbolic_prefix(x, &[0]).contiguous();
+    let first = c.sym_shape()[0].clone();
+    let mut pads = vec![(Dim::Const(0), Dim::Const(0)); shape.len()];
+    pads[0].1 = Dim::Const(shape[0]) - &first;
+    c.pad_dims(&pads)
 }

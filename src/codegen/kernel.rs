@@ -24,7 +24,20 @@ pub fn kernel_name(ast: &UOp) -> String {
     let mut name = String::from(if has_reduce { "r" } else { "E" });
     for r in &ranges {
         name.push('_');
-        name.push_str(&r.range_size().to_string());
+        if r.is_symbolic_range() {
+            // A symbolic bound is named by its variables (`r_4_pos`).
+            let vars: Vec<String> = r.src()[0]
+                .toposort()
+                .iter()
+                .filter_map(|n| match n.arg() {
+                    crate::uop::Arg::Var(v, _, _) => Some(v.to_string()),
+                    _ => None,
+                })
+                .collect();
+            name.push_str(&vars.join("_"));
+        } else {
+            name.push_str(&r.range_size().to_string());
+        }
     }
     if ranges.is_empty() {
         name.push_str("_1");
@@ -38,7 +51,8 @@ pub fn kernel_name(ast: &UOp) -> String {
 /// BatchNorm, an activation, a pooling max) runs once per output, not once per reduce step.
 fn count_flops(ast: &UOp) -> u64 {
     let mut live: FxHashMap<UOp, Vec<UOp>> = FxHashMap::default();
-    let iterations = |ranges: &[UOp]| ranges.iter().map(|r| r.range_size().max(0) as u64).product::<u64>();
+    // A symbolic loop counts at its largest bound.
+    let iterations = |ranges: &[UOp]| ranges.iter().map(|r| r.range_max().max(0) as u64).product::<u64>();
     let mut flops = 0u64;
     for n in ast.toposort() {
         let mut ranges: Vec<UOp> = Vec::new();

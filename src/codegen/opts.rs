@@ -81,9 +81,11 @@ pub struct Opt {
     pub amount: i64,
 }
 
-/// All ranges of a kernel, sorted by id.
+/// The ranges opts can address, sorted by id: every range with a constant bound (a symbolic
+/// range stays a plain loop, at its place in the nest).
 pub fn kernel_ranges(ast: &UOp) -> Vec<UOp> {
-    let mut rs: Vec<UOp> = ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE).collect();
+    let mut rs: Vec<UOp> =
+        ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE && !n.is_symbolic_range()).collect();
     rs.sort_by_key(|r| r.range_arg().0);
     rs
 }
@@ -97,7 +99,8 @@ pub fn shift_to(ast: &UOp, range: &UOp, amount: i64, kind: AxisType, top: bool) 
     let n = range.range_size();
     assert!(amount > 0 && n % amount == 0, "shift_to: {amount} does not divide range of {n}");
     let (id, t) = range.range_arg();
-    let next_id = kernel_ranges(ast).iter().map(|r| r.range_arg().0).max().unwrap_or(0) + 1;
+    let next_id =
+        ast.toposort().iter().filter(|r| r.op() == Ops::RANGE).map(|r| r.range_arg().0).max().unwrap_or(0) + 1;
     let dt = range.dtype();
     let rest = UOp::range(UOp::int(dt, n / amount), id, t);
     let new = UOp::range(UOp::int(dt, amount), next_id, kind);

@@ -15,8 +15,18 @@ use crate::uop::{FxHashMap, Ops, UOp};
 /// A named rule.
 pub type GraphRule = (&'static str, fn(&UOp) -> Option<UOp>);
 
-pub const GRAPH_RULES: &[GraphRule] =
-    &[("strip_detach", strip_detach), ("split_reduce", split_reduce), ("pack_panels", pack_panels)];
+pub const GRAPH_RULES: &[GraphRule] = &[
+    ("strip_detach", strip_detach),
+    ("split_reduce", |n| numeric_shapes(n).then(|| split_reduce(n)).flatten()),
+    ("pack_panels", |n| numeric_shapes(n).then(|| pack_panels(n)).flatten()),
+];
+
+/// Whether a node and its sources have shapes of numbers: the layout rules reshape axes,
+/// which a symbolic length does not allow (it keeps its own axis).
+fn numeric_shapes(n: &UOp) -> bool {
+    let symbolic = |u: &UOp| u.try_shape().is_some() && u.has_symbolic_shape();
+    !symbolic(n) && !n.src().iter().any(symbolic)
+}
 
 /// `x` for `DETACH(x)` (the value is the same; gradients are not the schedule's business).
 fn strip_detach(n: &UOp) -> Option<UOp> {

@@ -128,20 +128,20 @@ impl<'a> Rangeify<'a> {
 
     /// The kernel AST storing `root` (computed from its sources) into buffer 0.
     pub(crate) fn kernel(&mut self, root: &UOp) -> UOp {
+        // A symbolic shape is stored in the layout of its largest value; its loops run to the
+        // symbolic lengths.
         let shape = root.shape().to_vec();
         let dt = self.idx_dt;
-        let idx: Vec<UOp> =
-            shape
-                .iter()
-                .enumerate()
-                .map(|(i, &s)| {
-                    if s == 1 {
-                        UOp::int(dt, 0)
-                    } else {
-                        UOp::range(UOp::int(dt, s as i64), i as u32, AxisType::Global)
-                    }
-                })
-                .collect();
+        let idx: Vec<UOp> = root
+            .sym_shape()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| match d {
+                Dim::Const(1) => UOp::int(dt, 0),
+                Dim::Const(s) => UOp::range(UOp::int(dt, *s as i64), i as u32, AxisType::Global),
+                Dim::Sym(_) => UOp::range(self.dim_index(d), i as u32, AxisType::Global),
+            })
+            .collect();
         self.next_range = shape.len() as u32;
         let value = if matches!(root.op(), Ops::CONTIGUOUS | Ops::ASSIGN) {
             // The stored value is the source (which may itself be materialized already).
@@ -177,23 +177,68 @@ impl<'a> Rangeify<'a> {
     /// validity gate compares against variable bounds (its lengths are numbers).
     fn symbolic_window(&mut self, n: &UOp, idx: &[UOp], gate: &UOp) -> UOp {
         let pairs = dim_pairs(n.arg());
-        let ss = n.src()[0].shape().to_vec();
+        let ss = n.src()[0].sym_shape();
         if n.op() == Ops::SHRINK {
             let new_idx: Vec<UOp> = idx.iter().zip(&pairs).map(|(i, (b, _))| i + &self.dim_index(b)).collect();
             return self.value(&n.src()[0], &new_idx, gate);
         }
         let mut valid = UOp::bool(true);
         let mut new_idx = Vec::with_capacity(idx.len());
-        for ((i, (b, _)), &s) in idx.iter().zip(&pairs).zip(&ss) {
-            let b = self.dim_index(b);
+        for ((i, (b, _)), s) in idx.iter().zip(&pairs).zip(&ss) {
+            let (b, s) = (self.dim_index(b), self.dim_index(s));
             // b <= i < b + s
-            valid = valid.and(&(&b - 1).lt(i)).and(&i.lt(&(&b + s as i64)));
+            valid = valid.and(&(&b - 1).lt(i)).and(&i.lt(&(&b + &s)));
             new_idx.push(i - &b);
         }
         let inner_gate =
             if gate.const_value() == Some(ConstValue::Bool(true)) { valid.clone() } else { gate.and(&valid) };
         let v = self.value(&n.src()[0], &new_idx, &inner_gate);
         valid.where_(&v, &UOp::cnst(n.dtype(), ConstValue::Int(0)))
+    }
+
+    /// The source index of a reshape between shapes with symbolic lengths. Each symbolic length
+    /// must map to itself (axes of length 1 come and go, and the numbers between symbolic
+    /// lengths regroup as in `reshape_index`); merging a symbolic axis with others panics.
+    fn symbolic_reshape_index(&mut self, old: &[Dim], new: &[Dim], idx: &[UOp]) -> Vec<UOp> {
+        let dt = self.idx_dt;
+        let mut out = vec![UOp::int(dt, 0); old.len()];
+        let on: Vec<usize> = (0..old.len()).filter(|&i| old[i] != Dim::Const(1)).collect();
+        let nn: Vec<usize> = (0..new.len()).filter(|&i| new[i] != Dim::Const(1)).collect();
+        // Segments of numbers between symbolic lengths, matched in order.
+        let split = |axes: &[usize], dims: &[Dim]| -> Vec<Vec<usize>> {
+            let mut segs = vec![Vec::new()];
+            for &a in axes {
+                if dims[a].as_const().is_none() {
+                    segs.push(vec![a]);
+                    segs.push(Vec::new());
+                } else {
+                    segs.last_mut().expect("a segment").push(a);
+                }
+            }
+            segs
+        };
+        let (os, ns) = (split(&on, old), split(&nn, new));
+        let fail = || panic!("reshape: {old:?} to {new:?} merges or splits a symbolic length with other axes");
+        if os.len() != ns.len() {
+            fail();
+        }
+        for (o, n) in os.iter().zip(&ns) {
+            let is_sym = |seg: &[usize], dims: &[Dim]| seg.len() == 1 && dims[seg[0]].as_const().is_none();
+            if is_sym(o, old) || is_sym(n, new) {
+                if !(is_sym(o, old) && is_sym(n, new) && old[o[0]] == new[n[0]]) {
+                    fail();
+                }
+                out[o[0]] = idx[n[0]].clone();
+                continue;
+            }
+            let oc: Vec<usize> = o.iter().map(|&a| old[a].max()).collect();
+            let nc: Vec<usize> = n.iter().map(|&a| new[a].max()).collect();
+            let sub_idx: Vec<UOp> = n.iter().map(|&a| idx[a].clone()).collect();
+            for (k, v) in o.iter().zip(reshape_index(&oc, &nc, &sub_idx, dt)) {
+                out[*k] = v;
+            }
+        }
+        out
     }
 
     fn compute(&mut self, n: &UOp, idx: &[UOp], gate: &UOp) -> UOp {
@@ -237,6 +282,10 @@ impl<'a> Rangeify<'a> {
                 let src: Vec<UOp> = n.src().iter().map(|s| self.value(s, idx, gate)).collect();
                 UOp::new(op, n.dtype(), src, Arg::None)
             }
+            Ops::RESHAPE if n.has_symbolic_shape() || n.src()[0].has_symbolic_shape() => {
+                let new_idx = self.symbolic_reshape_index(&n.src()[0].sym_shape(), &n.sym_shape(), idx);
+                self.value(&n.src()[0], &new_idx, gate)
+            }
             Ops::RESHAPE => {
                 let new_idx = reshape_index(&src_shape(), n.shape(), idx, dt);
                 self.value(&n.src()[0], &new_idx, gate)
@@ -250,12 +299,17 @@ impl<'a> Rangeify<'a> {
                 self.value(&n.src()[0], &new_idx, gate)
             }
             Ops::EXPAND => {
-                let ss = src_shape();
-                let new_idx: Vec<UOp> =
-                    idx.iter().zip(&ss).map(|(i, &s)| if s == 1 { UOp::int(dt, 0) } else { i.clone() }).collect();
+                let ss = n.src()[0].sym_shape();
+                let new_idx: Vec<UOp> = idx
+                    .iter()
+                    .zip(&ss)
+                    .map(|(i, s)| if *s == Dim::Const(1) { UOp::int(dt, 0) } else { i.clone() })
+                    .collect();
                 self.value(&n.src()[0], &new_idx, gate)
             }
-            Ops::SHRINK | Ops::PAD if matches!(n.arg(), Arg::DimPairs(_)) => self.symbolic_window(n, idx, gate),
+            Ops::SHRINK | Ops::PAD if matches!(n.arg(), Arg::DimPairs(_)) || n.src()[0].has_symbolic_shape() => {
+                self.symbolic_window(n, idx, gate)
+            }
             Ops::SHRINK => {
                 let Arg::Pairs(p) = n.arg() else { unreachable!() };
                 let new_idx: Vec<UOp> =
@@ -264,12 +318,15 @@ impl<'a> Rangeify<'a> {
             }
             Ops::FLIP => {
                 let Arg::Axes(axes) = n.arg() else { unreachable!() };
-                let ss = src_shape();
-                let new_idx: Vec<UOp> = idx
-                    .iter()
-                    .enumerate()
-                    .map(|(a, i)| if axes.contains(&a) { &UOp::int(dt, ss[a] as i64 - 1) - i } else { i.clone() })
-                    .collect();
+                let ss = n.src()[0].sym_shape();
+                let mut new_idx = idx.to_vec();
+                for &a in axes {
+                    let last = match &ss[a] {
+                        Dim::Const(s) => UOp::int(dt, *s as i64 - 1),
+                        d => &self.dim_index(d) - 1,
+                    };
+                    new_idx[a] = &last - &idx[a];
+                }
                 self.value(&n.src()[0], &new_idx, gate)
             }
             Ops::PAD => {
@@ -297,6 +354,7 @@ impl<'a> Rangeify<'a> {
             Ops::REDUCE_AXIS => {
                 let Arg::Reduce(op, axes) = n.arg() else { unreachable!() };
                 let ss = src_shape();
+                let sym = n.src()[0].sym_shape();
                 if axes.iter().any(|&a| ss[a] == 0) {
                     // A reduce over nothing is its identity.
                     return UOp::cnst(n.dtype(), op.reduce_identity(n.dtype()));
@@ -304,11 +362,15 @@ impl<'a> Rangeify<'a> {
                 let mut new_idx = idx.to_vec();
                 let mut ranges = Vec::new();
                 for &a in axes {
-                    if ss[a] == 1 {
+                    if sym[a] == Dim::Const(1) {
                         new_idx[a] = UOp::int(dt, 0);
                         continue;
                     }
-                    let r = UOp::range(UOp::int(dt, ss[a] as i64), self.next_range, AxisType::Reduce);
+                    let end = match &sym[a] {
+                        Dim::Const(s) => UOp::int(dt, *s as i64),
+                        d => self.dim_index(d),
+                    };
+                    let r = UOp::range(end, self.next_range, AxisType::Reduce);
                     self.next_range += 1;
                     new_idx[a] = r.clone();
                     ranges.push(r);

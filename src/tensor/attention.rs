@@ -50,21 +50,28 @@ impl Tensor {
     /// Attention of queries `self` `[..., L, E]` over keys `k` `[..., S, E]` and values `v`
     /// `[..., S, Ev]`: `[..., L, Ev]`. A row whose keys are all masked out is NaN (as PyTorch's).
     pub fn scaled_dot_product_attention(&self, k: &Tensor, v: &Tensor, opts: &AttentionOpts) -> Tensor {
-        let (qs, ks, vs) = (self.shape(), k.shape(), v.shape());
+        let (qs, ks, vs) = (self.sym_shape(), k.sym_shape(), v.sym_shape());
         let fail = |why: &str| -> ! { panic!("scaled_dot_product_attention: {why} (q {qs:?}, k {ks:?}, v {vs:?})") };
         if qs.len() < 2 || ks.len() < 2 || vs.len() < 2 {
             fail("q, k and v need at least 2 axes");
         }
-        let (l, e) = (qs[qs.len() - 2], qs[qs.len() - 1]);
-        let s = ks[ks.len() - 2];
+        let (l, e) = (qs[qs.len() - 2].clone(), qs[qs.len() - 1].clone());
+        let s = ks[ks.len() - 2].clone();
         if ks[ks.len() - 1] != e || vs[vs.len() - 2] != s {
             fail("k must be [..., S, E] and v [..., S, Ev] for q [..., L, E]");
         }
         if opts.is_causal && opts.mask.is_some() {
             fail("is_causal and a mask cannot be given together");
         }
+        let (Some(l), Some(e)) = (l.as_const(), e.as_const()) else {
+            fail("the query length and the feature size must be numbers (the key length may be symbolic)")
+        };
+        let s_const = s.as_const();
+        if opts.is_causal && s_const.is_none() {
+            fail("is_causal needs a numeric key length; with a symbolic one (a KV cache) pass the mask");
+        }
         let (k, v) = if opts.enable_gqa && qs.len() >= 3 && ks.len() >= 3 {
-            let (hq, hk) = (qs[qs.len() - 3], ks[ks.len() - 3]);
+            let (hq, hk) = (qs[qs.len() - 3].max(), ks[ks.len() - 3].max());
             if hk == 0 || hq % hk != 0 {
                 fail("with enable_gqa the query heads must be a multiple of the key heads");
             }
@@ -76,7 +83,7 @@ impl Tensor {
         let q = self.float();
         let mut scores = q.matmul(&k.float().transpose(-1, -2)).mul(scale);
         let dev = q.device();
-        if opts.is_causal {
+        if let (true, Some(s)) = (opts.is_causal, s_const) {
             let (i, j) = (Tensor::iota(l, DType::I32, &dev), Tensor::iota(s, DType::I32, &dev));
             let allowed = j.reshape([1, s]).le(i.reshape([l, 1]));
             scores = allowed.where_(&scores, f64::NEG_INFINITY);

@@ -2,7 +2,7 @@
 //! primitive ALU ops (`exp = exp2(x * log2 e)`, `relu = max(x, 0)`, ...).
 
 use super::Tensor;
-use crate::uop::{Arg, ConstValue, DType, Ops, UOp};
+use crate::uop::{Arg, ConstValue, DType, Dim, Ops, UOp};
 
 /// Something that can be the other side of a binary op: a tensor or a Rust scalar. Scalars
 /// are "weak": they take the tensor's dtype, except that a float scalar makes an integer
@@ -71,10 +71,40 @@ pub(crate) fn broadcast_shape(op: &str, a: &[usize], b: &[usize]) -> Vec<usize> 
         .collect()
 }
 
+/// NumPy broadcasting of shapes with symbolic lengths (equal expressions, or 1 against any).
+pub(crate) fn broadcast_dims(op: &str, a: &[Dim], b: &[Dim]) -> Vec<Dim> {
+    let n = a.len().max(b.len());
+    let one = Dim::Const(1);
+    let pad =
+        |s: &[Dim]| -> Vec<Dim> { std::iter::repeat_n(one.clone(), n - s.len()).chain(s.iter().cloned()).collect() };
+    let (pa, pb) = (pad(a), pad(b));
+    pa.into_iter()
+        .zip(pb)
+        .map(|(x, y)| match (x, y) {
+            (x, y) if x == y => x,
+            (x, y) if x == one => y,
+            (x, y) if y == one => x,
+            _ => panic!("{op}: cannot broadcast shapes {a:?} and {b:?}"),
+        })
+        .collect()
+}
+
 impl Tensor {
     pub(crate) fn alu_node(op: Ops, dtype: DType, srcs: &[&Tensor]) -> Tensor {
         let src: Vec<UOp> = srcs.iter().map(|t| t.uop()).collect();
         Tensor::from_uop(UOp::new(op, dtype, src, Arg::None))
+    }
+
+    /// `broadcast_to` for shapes with symbolic lengths.
+    pub fn broadcast_to_dims(&self, shape: &[Dim]) -> Tensor {
+        let s = self.sym_shape();
+        if s == shape {
+            return self.clone();
+        }
+        let target = broadcast_dims("broadcast_to", &s, shape);
+        assert_eq!(target, shape, "broadcast_to: cannot broadcast {s:?} to {shape:?}");
+        let padded: Vec<Dim> = std::iter::repeat_n(Dim::Const(1), shape.len() - s.len()).chain(s).collect();
+        self.reshape_dims(&padded).expand_to_dims(shape)
     }
 
     /// Broadcasts `self` to `shape` (numpy rules: leading axes added, size-1 axes expanded).
@@ -92,8 +122,12 @@ impl Tensor {
     /// Both operands broadcast to one shape and promoted to one dtype.
     pub(crate) fn broadcast_pair(&self, other: impl Operand, op: &str) -> (Tensor, Tensor) {
         let o = other.into_tensor(self);
-        let shape = broadcast_shape(op, &self.shape(), &o.shape());
         let dt = DType::promote(self.dtype(), o.dtype());
+        if self.is_symbolic() || o.is_symbolic() {
+            let shape = broadcast_dims(op, &self.sym_shape(), &o.sym_shape());
+            return (self.cast(dt).broadcast_to_dims(&shape), o.cast(dt).broadcast_to_dims(&shape));
+        }
+        let shape = broadcast_shape(op, &self.shape(), &o.shape());
         (self.cast(dt).broadcast_to(&shape), o.cast(dt).broadcast_to(&shape))
     }
 
@@ -275,8 +309,15 @@ impl Tensor {
             let b = b.into_tensor(&a);
             (a, b)
         };
-        let shape = broadcast_shape("where", &broadcast_shape("where", &self.shape(), &a.shape()), &b.shape());
         let dt = DType::promote(a.dtype(), b.dtype());
+        if self.is_symbolic() || a.is_symbolic() || b.is_symbolic() {
+            let ab = broadcast_dims("where", &a.sym_shape(), &b.sym_shape());
+            let shape = broadcast_dims("where", &self.sym_shape(), &ab);
+            let c = self.cast(DType::BOOL).broadcast_to_dims(&shape);
+            let (a, b) = (a.cast(dt).broadcast_to_dims(&shape), b.cast(dt).broadcast_to_dims(&shape));
+            return Tensor::alu_node(Ops::WHERE, dt, &[&c, &a, &b]);
+        }
+        let shape = broadcast_shape("where", &broadcast_shape("where", &self.shape(), &a.shape()), &b.shape());
         let c = self.cast(DType::BOOL).broadcast_to(&shape);
         let (a, b) = (a.cast(dt).broadcast_to(&shape), b.cast(dt).broadcast_to(&shape));
         Tensor::alu_node(Ops::WHERE, dt, &[&c, &a, &b])

@@ -2,7 +2,7 @@
 //! for (and its autograd state). Every op lives in the sibling files.
 
 use super::no_grad::is_no_grad;
-use crate::uop::{DType, Ops, UOp};
+use crate::uop::{DType, Dim, Ops, UOp};
 use std::sync::{Arc, RwLock};
 
 pub(crate) struct TensorInner {
@@ -52,7 +52,24 @@ impl Tensor {
     pub(crate) fn set_uop(&self, u: UOp) {
         self.write().uop = u;
     }
+    /// The shape; panics for a tensor with a symbolic length (see [`Tensor::sym_shape`]).
     pub fn shape(&self) -> Vec<usize> {
+        let u = self.uop();
+        if u.has_symbolic_shape() {
+            panic!("this tensor has the symbolic shape {:?}: use sym_shape()", u.sym_shape());
+        }
+        u.shape().to_vec()
+    }
+    /// The shape, each length a number or a symbolic expression over bound variables.
+    pub fn sym_shape(&self) -> Vec<Dim> {
+        self.read().uop.sym_shape()
+    }
+    /// Whether some length of the shape is symbolic.
+    pub fn is_symbolic(&self) -> bool {
+        self.read().uop.has_symbolic_shape()
+    }
+    /// The shape for rank and axis checks: a symbolic length counts at its largest value.
+    pub(crate) fn layout_shape(&self) -> Vec<usize> {
         self.read().uop.shape().to_vec()
     }
     pub fn ndim(&self) -> usize {

@@ -3,11 +3,15 @@
 
 use super::shape_args::resolve_axis;
 use super::Tensor;
+use crate::uop::Dim;
 
 impl Tensor {
     /// Matrix product with NumPy semantics: batched and broadcast over leading axes; a 1-D
     /// operand is a vector (its axis is removed from the result).
     pub fn matmul(&self, w: &Tensor) -> Tensor {
+        if self.is_symbolic() || w.is_symbolic() {
+            return self.matmul_symbolic(w);
+        }
         let (sa, sb) = (self.shape(), w.shape());
         assert!(!sa.is_empty() && !sb.is_empty(), "matmul: needs at least 1-D operands, shapes {sa:?} and {sb:?}");
         let a = if sa.len() == 1 { self.unsqueeze(0) } else { self.clone() };
@@ -33,6 +37,21 @@ impl Tensor {
             (_, 1) => out.squeeze(-1),
             _ => out,
         }
+    }
+
+    /// `matmul` of operands of at least 2 axes, some lengths symbolic (attention over a variable
+    /// number of keys): the same broadcast multiply and sum.
+    fn matmul_symbolic(&self, w: &Tensor) -> Tensor {
+        let (sa, sb) = (self.sym_shape(), w.sym_shape());
+        assert!(sa.len() >= 2 && sb.len() >= 2, "matmul: symbolic operands need 2 axes, shapes {sa:?} and {sb:?}");
+        let (n, k) = (sa[sa.len() - 2].clone(), sa[sa.len() - 1].clone());
+        let (k2, m) = (sb[sb.len() - 2].clone(), sb[sb.len() - 1].clone());
+        assert_eq!(k, k2, "matmul: shapes {sa:?} and {sb:?} cannot be multiplied ({k:?} != {k2:?})");
+        let mut a_shape = sa[..sa.len() - 2].to_vec();
+        a_shape.extend([n, Dim::Const(1), k.clone()]);
+        let mut b_shape = sb[..sb.len() - 2].to_vec();
+        b_shape.extend([Dim::Const(1), m, k]);
+        (self.reshape_dims(&a_shape) * w.t().reshape_dims(&b_shape)).sum_axis(-1)
     }
 
     /// Inner product of two 1-D tensors (a 0-d result), as `torch.dot`.

@@ -3,7 +3,7 @@
 
 use super::shape_args::{resolve_axes, resolve_axis};
 use super::{IntoAxes, IntoShape, Tensor};
-use crate::uop::{Arg, ConstValue, DType, Ops, UOp};
+use crate::uop::{Arg, ConstValue, DType, Dim, Ops, UOp};
 
 impl Tensor {
     fn movement(&self, op: Ops, arg: Arg) -> Tensor {
@@ -42,9 +42,40 @@ impl Tensor {
         self.movement(Ops::RESHAPE, Arg::Shape(new))
     }
 
+    /// `reshape` to lengths that may be symbolic (the element counts must be equal
+    /// expressions; a symbolic length keeps its own axis, with axes of length 1 around it).
+    pub fn reshape_dims(&self, shape: &[Dim]) -> Tensor {
+        if shape.iter().all(|d| d.as_const().is_some()) && !self.is_symbolic() {
+            return self.reshape(shape.iter().map(|d| d.max()).collect::<Vec<_>>());
+        }
+        if self.sym_shape() == shape {
+            return self.clone();
+        }
+        let arg = match shape.iter().map(Dim::as_const).collect::<Option<Vec<usize>>>() {
+            Some(s) => Arg::Shape(s),
+            None => Arg::DimShape(shape.to_vec()),
+        };
+        self.movement(Ops::RESHAPE, arg)
+    }
+
+    /// `expand` to lengths that may be symbolic (size-1 axes broadcast; no new leading axes).
+    pub fn expand_to_dims(&self, shape: &[Dim]) -> Tensor {
+        if shape.iter().all(|d| d.as_const().is_some()) && !self.is_symbolic() {
+            return self.expand(shape.iter().map(|d| d.max()).collect::<Vec<_>>());
+        }
+        if self.sym_shape() == shape {
+            return self.clone();
+        }
+        let arg = match shape.iter().map(Dim::as_const).collect::<Option<Vec<usize>>>() {
+            Some(s) => Arg::Shape(s),
+            None => Arg::DimShape(shape.to_vec()),
+        };
+        self.movement(Ops::EXPAND, arg)
+    }
+
     /// Reorders the axes: output axis `i` is input axis `order[i]`.
     pub fn permute(&self, order: impl IntoAxes) -> Tensor {
-        let shape = self.shape();
+        let shape = self.layout_shape();
         let raw = order.into_axes().unwrap_or_else(|| (0..shape.len() as isize).rev().collect());
         let order: Vec<usize> = raw.iter().map(|&a| resolve_axis("permute", a, &shape)).collect();
         let mut sorted = order.clone();
@@ -182,7 +213,7 @@ impl Tensor {
 
     /// Swaps two axes.
     pub fn transpose(&self, a: isize, b: isize) -> Tensor {
-        let shape = self.shape();
+        let shape = self.layout_shape();
         let (a, b) = (resolve_axis("transpose", a, &shape), resolve_axis("transpose", b, &shape));
         let mut order: Vec<usize> = (0..shape.len()).collect();
         order.swap(a, b);
@@ -191,13 +222,22 @@ impl Tensor {
 
     /// The transpose of the last two axes (`.T` of a matrix).
     pub fn t(&self) -> Tensor {
-        assert!(self.ndim() >= 2, "t: needs at least 2 dims, shape is {:?}", self.shape());
+        assert!(self.ndim() >= 2, "t: needs at least 2 dims, shape is {:?}", self.sym_shape());
         self.transpose(-2, -1)
     }
 
     /// Removes size-1 axes: the given ones (others are left alone, as in PyTorch), or all of
     /// them for `()`.
     pub fn squeeze(&self, axes: impl IntoAxes) -> Tensor {
+        if self.is_symbolic() {
+            let shape = self.sym_shape();
+            let axes = resolve_axes("squeeze", axes.into_axes(), &self.layout_shape());
+            let keep: Vec<Dim> = (0..shape.len())
+                .filter(|i| !(shape[*i] == Dim::Const(1) && axes.contains(i)))
+                .map(|i| shape[i].clone())
+                .collect();
+            return self.reshape_dims(&keep);
+        }
         let shape = self.shape();
         let axes = resolve_axes("squeeze", axes.into_axes(), &shape);
         let keep: Vec<usize> =
@@ -207,10 +247,15 @@ impl Tensor {
 
     /// Inserts a size-1 axis at `axis` (negative counts from the end of the new shape).
     pub fn unsqueeze(&self, axis: isize) -> Tensor {
-        let mut shape = self.shape();
-        let n = shape.len() as isize + 1;
+        let n = self.ndim() as isize + 1;
         let a = if axis < 0 { axis + n } else { axis };
-        assert!((0..n).contains(&a), "unsqueeze: axis {axis} out of range for shape {shape:?}");
+        assert!((0..n).contains(&a), "unsqueeze: axis {axis} out of range for shape {:?}", self.sym_shape());
+        if self.is_symbolic() {
+            let mut shape = self.sym_shape();
+            shape.insert(a as usize, Dim::Const(1));
+            return self.reshape_dims(&shape);
+        }
+        let mut shape = self.shape();
         shape.insert(a as usize, 1);
         self.reshape(shape)
     }

@@ -2,7 +2,7 @@
 
 use super::shape_args::resolve_axes;
 use super::{IntoAxes, Tensor};
-use crate::uop::{Arg, DType, Ops, UOp};
+use crate::uop::{Arg, DType, Dim, Ops, UOp};
 
 impl Tensor {
     /// The primitive: reduce `axes` with `op` (ADD, MUL, MAX), keeping them as size 1.
@@ -16,7 +16,7 @@ impl Tensor {
     }
 
     pub(crate) fn reduce(&self, name: &str, op: Ops, axes: Option<Vec<isize>>, keepdim: bool) -> Tensor {
-        let shape = self.shape();
+        let shape = self.layout_shape();
         let axes = resolve_axes(name, axes, &shape);
         // Sums accumulate 16-bit floats in f32 and small ints in i32 (as PyTorch and tinygrad).
         let acc_dt = match self.dtype() {
@@ -40,8 +40,9 @@ impl Tensor {
         if keepdim {
             return r;
         }
-        let new: Vec<usize> = shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d).collect();
-        r.reshape(new)
+        let new: Vec<Dim> =
+            self.sym_shape().into_iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, d)| d).collect();
+        r.reshape_dims(&new)
     }
 
     /// Sum of all elements (a 0-d tensor).

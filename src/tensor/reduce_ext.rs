@@ -189,7 +189,7 @@ impl Tensor {
             resolve_axis("softmax", axis, &[1]);
             return self.reshape([1]).softmax(0).reshape([0usize; 0]);
         }
-        let ax = resolve_axis("softmax", axis, &self.shape());
+        let ax = resolve_axis("softmax", axis, &self.layout_shape());
         self.float().via_f32(|x| {
             let e = x.sub(x.max_keepdim(ax).detach()).exp();
             e.div(e.sum_keepdim(ax))
@@ -201,7 +201,7 @@ impl Tensor {
             resolve_axis("log_softmax", axis, &[1]);
             return self.reshape([1]).log_softmax(0).reshape([0usize; 0]);
         }
-        let ax = resolve_axis("log_softmax", axis, &self.shape());
+        let ax = resolve_axis("log_softmax", axis, &self.layout_shape());
         self.float().via_f32(|x| {
             let s = x.sub(x.max_keepdim(ax).detach());
             s.sub(s.exp().sum_keepdim(ax).log())

@@ -5,7 +5,7 @@
 
 use super::shape_args::resolve_axis;
 use super::{IntoShape, Tensor};
-use crate::uop::{ConstValue, DType};
+use crate::uop::{ConstValue, DType, Dim};
 
 /// How `pad_mode` fills the new elements (PyTorch's `F.pad` modes).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -129,6 +129,15 @@ impl Tensor {
             Some(d) => (self.clone(), d),
             None => (self.flatten(), 0),
         };
+        if x.is_symbolic() {
+            let shape = x.sym_shape();
+            let axis = resolve_axis("repeat_interleave", dim, &x.layout_shape());
+            let mut wide = shape.clone();
+            wide.insert(axis + 1, Dim::Const(repeats));
+            let mut out = shape.clone();
+            out[axis] = &out[axis] * repeats;
+            return x.unsqueeze(axis as isize + 1).expand_to_dims(&wide).reshape_dims(&out);
+        }
         let shape = x.shape();
         let axis = resolve_axis("repeat_interleave", dim, &shape);
         let mut wide: Vec<usize> = shape.clone();

@@ -82,6 +82,8 @@ pub enum Arg {
     Str(Arc<str>),
     /// RESHAPE / EXPAND target shape.
     Shape(Vec<usize>),
+    /// RESHAPE / EXPAND target shape with symbolic lengths (`Shape` when all are numbers).
+    DimShape(Vec<Dim>),
     /// PERMUTE order, FLIP axes.
     Axes(Vec<usize>),
     /// PAD `(before, after)` or SHRINK `(start, end)` per axis.
@@ -107,7 +109,10 @@ pub(crate) struct UOpInner {
     src: Box<[UOp]>,
     arg: Arg,
     hash: u64,
+    /// For a symbolic shape, the largest value of each length: the layout of its memory.
     shape: Option<Box<[usize]>>,
+    /// The lengths, when some are symbolic (`None` for a shape of numbers).
+    sym_shape: Option<Box<[Dim]>>,
     device: Option<Arc<str>>,
     /// Bounds of an integer/bool node's value (range analysis), inferred at creation.
     bounds: Option<(i64, i64)>,
@@ -217,6 +222,7 @@ pub fn live_uop_count() -> usize {
 /// What `UOp::new` infers for a node when it is first built.
 pub(super) struct Derived {
     pub shape: Option<Box<[usize]>>,
+    pub sym_shape: Option<Box<[Dim]>>,
     pub device: Option<Arc<str>>,
     pub bounds: Option<(i64, i64)>,
 }
@@ -259,8 +265,9 @@ impl UOp {
         }
         // Not found: infer outside the lock, then insert, re-checking in case another thread
         // inserted the same node meanwhile.
-        let Derived { shape, device, bounds } = derive(&src, &arg);
-        let node = Arc::new(UOpInner { op, dtype, src: src.into_boxed_slice(), arg, hash, shape, device, bounds });
+        let Derived { shape, sym_shape, device, bounds } = derive(&src, &arg);
+        let src = src.into_boxed_slice();
+        let node = Arc::new(UOpInner { op, dtype, src, arg, hash, shape, sym_shape, device, bounds });
         let mut guard = shard.lock().unwrap_or_else(|e| e.into_inner());
         let list = guard.entry(hash).or_default();
         for w in list.iter() {
@@ -299,7 +306,19 @@ impl UOp {
     pub fn id(&self) -> usize {
         Arc::as_ptr(&self.0) as usize
     }
-    /// The tensor shape of a tensor-level node; panics for kernel-level nodes.
+    /// The lengths of a tensor-level node, symbolic or not; panics for kernel-level nodes.
+    pub fn sym_shape(&self) -> Vec<Dim> {
+        match &self.0.sym_shape {
+            Some(s) => s.to_vec(),
+            None => self.shape().iter().map(|&d| Dim::Const(d)).collect(),
+        }
+    }
+    /// Whether some length of the shape is symbolic.
+    pub fn has_symbolic_shape(&self) -> bool {
+        self.0.sym_shape.is_some()
+    }
+    /// The tensor shape of a tensor-level node (for a symbolic shape, each length's largest
+    /// value: the layout of its memory); panics for kernel-level nodes.
     pub fn shape(&self) -> &[usize] {
         self.0.shape.as_deref().unwrap_or_else(|| panic!("{:?} has no shape (kernel-level node)", self.op()))
     }
@@ -369,9 +388,18 @@ impl UOp {
             a => panic!("{:?} has arg {:?}, expected Range", self.op(), a),
         }
     }
-    /// The loop bound of a RANGE (a constant in a fully-static kernel).
+    /// The loop bound of a RANGE with a constant bound (opts only ever see those).
     pub fn range_size(&self) -> i64 {
         self.src()[0].as_int().expect("RANGE with symbolic size")
+    }
+    /// Whether a RANGE's bound is symbolic (an expression over variables).
+    pub fn is_symbolic_range(&self) -> bool {
+        self.src()[0].as_int().is_none()
+    }
+    /// The largest bound a RANGE can have: its size, or a symbolic bound's maximum (for
+    /// estimates such as names and FLOP counts).
+    pub fn range_max(&self) -> i64 {
+        self.src()[0].vmax()
     }
 
     // ------------------------------------------------------------ graph walks

@@ -86,19 +86,6 @@ fn infer_shape_unchecked(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Optio
             assert!(axes.iter().all(|&a| a < s.len()), "flip: axes {axes:?} out of range for shape {s:?}");
             Some(s)
         }
-        Ops::PAD if matches!(arg, Arg::DimPairs(_)) => {
-            let s = s0()?;
-            let Arg::DimPairs(p) = arg else { unreachable!() };
-            assert_eq!(p.len(), s.len(), "pad: {} pairs for shape {s:?}", p.len());
-            Some(s.iter().zip(p).map(|(&d, (b, a))| concrete_extent("pad", b + d + a, p, &s)).collect())
-        }
-        Ops::SHRINK if matches!(arg, Arg::DimPairs(_)) => {
-            let s = s0()?;
-            let Arg::DimPairs(p) = arg else { unreachable!() };
-            let ok = p.len() == s.len() && s.iter().zip(p).all(|(&d, (_, e))| e.max() <= d);
-            assert!(ok, "shrink: {p:?} is not inside shape {s:?} for every value of its variables");
-            Some(p.iter().map(|(b, e)| concrete_extent("shrink", e - b, p, &s)).collect())
-        }
         Ops::PAD => {
             let s = s0()?;
             let Arg::Pairs(p) = arg else { panic!("PAD needs a Pairs arg") };
@@ -125,12 +112,99 @@ fn infer_shape_unchecked(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Optio
     }
 }
 
-/// An axis length that symbolic movement arguments leave a number (a window of fixed length
-/// at a variable offset); a length that stays symbolic is refused, naming the op.
-fn concrete_extent(op: &str, d: Dim, pairs: &[(Dim, Dim)], shape: &[usize]) -> usize {
-    d.as_const().unwrap_or_else(|| {
-        panic!("{op}: {pairs:?} of shape {shape:?} gives an axis of symbolic length {d:?}; only symbolic offsets are supported so far")
-    })
+/// The lengths of a new node when some source has a symbolic shape or the arg has symbolic
+/// lengths or offsets (`None` otherwise: `infer_shape` does the all-numbers case). Lengths are
+/// compared as simplified expressions; a window must fit for every value of its variables.
+pub(crate) fn infer_sym_shape(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Option<Vec<Dim>> {
+    let symbolic_arg = matches!(arg, Arg::DimShape(_) | Arg::DimPairs(_));
+    if !symbolic_arg && !src.iter().any(|s| s.try_shape().is_some() && s.has_symbolic_shape()) {
+        return None;
+    }
+    let s0 = || src[0].sym_shape();
+    let dims = match op {
+        Ops::CONTIGUOUS | Ops::COPY | Ops::DETACH | Ops::CAST | Ops::BITCAST | Ops::ASSIGN => s0(),
+        _ if op.is_alu() => {
+            let shapes: Vec<Vec<Dim>> = src.iter().map(|s| s.sym_shape()).collect();
+            assert!(shapes.iter().all(|s| *s == shapes[0]), "{op:?}: sources have different shapes {shapes:?}");
+            shapes[0].clone()
+        }
+        Ops::RESHAPE => {
+            let s = s0();
+            let new = shape_arg(arg, "RESHAPE");
+            let (a, b) = (product(&s), product(&new));
+            assert!(a == b, "reshape: cannot reshape {s:?} ({a:?} elements) to {new:?} ({b:?} elements)");
+            new
+        }
+        Ops::EXPAND => {
+            let s = s0();
+            let new = shape_arg(arg, "EXPAND");
+            let ok = s.len() == new.len() && s.iter().zip(&new).all(|(a, b)| a == b || *a == Dim::Const(1));
+            assert!(ok, "expand: cannot expand {s:?} to {new:?}");
+            new
+        }
+        Ops::PERMUTE => {
+            let s = s0();
+            let Arg::Axes(order) = arg else { panic!("PERMUTE needs an Axes arg") };
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert!(sorted == (0..s.len()).collect::<Vec<_>>(), "permute: {order:?} is not a permutation of {s:?}");
+            order.iter().map(|&i| s[i].clone()).collect()
+        }
+        Ops::FLIP | Ops::REDUCE_AXIS if matches!(arg, Arg::Axes(_) | Arg::Reduce(..)) => {
+            let mut s = s0();
+            let axes = match arg {
+                Arg::Axes(a) | Arg::Reduce(_, a) => a,
+                _ => unreachable!(),
+            };
+            assert!(axes.iter().all(|&a| a < s.len()), "{op:?}: axes {axes:?} out of range for shape {s:?}");
+            if op == Ops::REDUCE_AXIS {
+                for &a in axes {
+                    s[a] = Dim::Const(1);
+                }
+            }
+            s
+        }
+        Ops::PAD => {
+            let s = s0();
+            let p = super::dim::dim_pairs(arg);
+            assert_eq!(p.len(), s.len(), "pad: {} pairs for shape {s:?}", p.len());
+            s.iter().zip(&p).map(|(d, (b, a))| b + d + a).collect()
+        }
+        Ops::SHRINK => {
+            let s = s0();
+            let p = super::dim::dim_pairs(arg);
+            // end <= length for every value (end - start >= 0 is checked by the subtraction).
+            let ok = p.len() == s.len() && s.iter().zip(&p).all(|(d, (_, e))| fits_sym(e, d));
+            assert!(ok, "shrink: {p:?} is not inside shape {s:?} for every value of its variables");
+            p.iter().map(|(b, e)| e - b).collect()
+        }
+        _ => return None,
+    };
+    let max_bytes = dims.iter().try_fold(dtype.itemsize().max(1), |acc, d| acc.checked_mul(d.max()));
+    assert!(
+        max_bytes.is_some_and(|b| b <= isize::MAX as usize),
+        "{op:?}: shape {dims:?} of {dtype:?} can have more elements than memory can hold"
+    );
+    Some(dims)
+}
+
+/// Whether `end <= len` for every value of the variables: `len - end` never negative.
+fn fits_sym(end: &Dim, len: &Dim) -> bool {
+    let diff = super::symbolic::simplify(&(&len.uop() - &end.uop()));
+    diff.vmin() >= 0
+}
+
+fn shape_arg(arg: &Arg, op: &str) -> Vec<Dim> {
+    match arg {
+        Arg::Shape(s) => s.iter().map(|&d| Dim::Const(d)).collect(),
+        Arg::DimShape(s) => s.clone(),
+        a => panic!("{op} needs a Shape arg, got {a:?}"),
+    }
+}
+
+/// The number of elements of a symbolic shape.
+pub(crate) fn product(s: &[Dim]) -> Dim {
+    s.iter().fold(Dim::Const(1), |acc, d| acc * d)
 }
 
 pub(crate) fn infer_device(op: Ops, src: &[UOp], arg: &Arg) -> Option<Arc<str>> {

@@ -288,6 +288,7 @@ fn arg_cmp(a: &Arg, b: &Arg) -> Ordering {
             Var(..) => 11,
             Special(..) => 12,
             DimPairs(_) => 13,
+            DimShape(_) => 14,
         }
     }
     fn const_key(c: &ConstValue) -> (u8, i64, u64) {

@@ -4,17 +4,27 @@
 
 use super::dtype::{ConstValue, DType};
 use super::node::Derived;
-use super::node::{Arg, FxHashMap, UOp};
+use super::node::{Arg, Dim, FxHashMap, UOp};
 use super::ops::{AxisType, Ops};
 
 impl UOp {
     /// Builds (or finds) the node `(op, dtype, src, arg)`. Shape, device and bounds are inferred
     /// when the node is new; an invalid combination panics naming the op and shapes.
     pub fn new(op: Ops, dtype: DType, src: Vec<UOp>, arg: Arg) -> UOp {
-        UOp::intern(op, dtype, src, arg, |src, arg| Derived {
-            shape: super::shape::infer_shape(op, dtype, src, arg).map(Vec::into_boxed_slice),
-            device: super::shape::infer_device(op, src, arg),
-            bounds: super::range::infer_bounds(op, dtype, src, arg),
+        UOp::intern(op, dtype, src, arg, |src, arg| {
+            let (shape, sym_shape) = match super::shape::infer_sym_shape(op, dtype, src, arg) {
+                Some(dims) if dims.iter().any(|d| d.as_const().is_none()) => {
+                    (Some(dims.iter().map(Dim::max).collect()), Some(dims.into_boxed_slice()))
+                }
+                Some(dims) => (Some(dims.iter().map(Dim::max).collect()), None),
+                None => (super::shape::infer_shape(op, dtype, src, arg).map(Vec::into_boxed_slice), None),
+            };
+            Derived {
+                shape,
+                sym_shape,
+                device: super::shape::infer_device(op, src, arg),
+                bounds: super::range::infer_bounds(op, dtype, src, arg),
+            }
         })
     }
 
