@@ -6,7 +6,7 @@
 use ferrograd::models::llama::{LlamaConfig, RopeScaling};
 use ferrograd::models::{generate, CausalLm, GenerateOpts, Gpt2, KvCache, Llama, Sampling, Start};
 use ferrograd::tensor::no_grad;
-use ferrograd::{Error, Tensor};
+use ferrograd::{Error, Tensor, Variable};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -181,9 +181,10 @@ fn long_prefill_equals_token_by_token_decoding() {
     no_grad(|| model.forward(&ids(&tokens[..first]), Start::At(0), Some(&cache))).realize().unwrap();
     let vocab = 320;
     let mut worst = 0f32;
+    let start_pos = Variable::new("start_pos", 0, 255);
     for (pos, &tok) in tokens.iter().enumerate().skip(first) {
-        let p = Tensor::from_vec(vec![pos as i32], [1]);
-        let step = no_grad(|| model.forward(&ids(&[tok]), Start::In(&p), Some(&cache))).to_vec::<f32>().unwrap();
+        let p = Start::Var(start_pos.bind(pos as i64));
+        let step = no_grad(|| model.forward(&ids(&[tok]), p, Some(&cache))).to_vec::<f32>().unwrap();
         let want = &full[pos * vocab..(pos + 1) * vocab];
         worst = step.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(worst, f32::max);
     }
@@ -192,16 +193,17 @@ fn long_prefill_equals_token_by_token_decoding() {
 
 #[test]
 fn decode_steps_at_new_positions_build_no_kernels() {
-    // A decode step takes its position from a tensor: after the first step, every later
-    // position runs the kernels already built.
+    // A decode step's position is a bound variable: after the first step, every later position
+    // runs the kernels already built.
     let model = Llama::from_pretrained(fixture_dir("llama")).unwrap();
     let cache = model.new_cache(1, 40);
     let prompt = no_grad(|| model.forward(&ids(&[5, 6, 7]), Start::At(0), Some(&cache)));
     prompt.realize().unwrap();
     let mut built = Vec::new();
+    let start_pos = Variable::new("start_pos", 0, 39);
     for pos in 3..12 {
-        let p = Tensor::from_vec(vec![pos], [1]);
-        let logits = no_grad(|| model.forward(&ids(&[pos as u32 % 50]), Start::In(&p), Some(&cache)));
+        let p = Start::Var(start_pos.bind(pos));
+        let logits = no_grad(|| model.forward(&ids(&[pos as u32 % 50]), p, Some(&cache)));
         logits.realize().unwrap();
         built.push(ferrograd::engine::kernels_built_on_this_thread());
     }

@@ -5,7 +5,7 @@
 use super::kv_cache::{KvCache, Start};
 use crate::error::Result;
 use crate::tensor::no_grad;
-use crate::{DType, Tensor, TinyJit};
+use crate::{DType, Dim, Tensor, TinyJit, Variable};
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -208,28 +208,31 @@ pub fn generate<M: CausalLm + ?Sized + 'static>(
     first_token_s = start.elapsed().as_secs_f64();
 
     let (m, c) = (model.clone(), cache.clone());
-    let step = move |inputs: &[Tensor]| -> Vec<Tensor> {
+    // The position is a variable: every step runs the same kernels (attending over `pos + 1`
+    // keys), and a replay launches them with the new value.
+    let start_pos = Variable::new("start_pos", 0, total as i64 - 1);
+    let step = move |inputs: &[Tensor], vars: &[Dim]| -> Vec<Tensor> {
         no_grad(|| {
-            let logits = m.forward_last(&inputs[0], Start::In(&inputs[1]), Some(&c));
+            let logits = m.forward_last(&inputs[0], Start::Var(vars[0].clone()), Some(&c));
             vec![logits.reshape([v]).contiguous()]
         })
     };
-    let mut jit = opts.jit.then(|| TinyJit::new(step.clone()));
+    let mut jit = opts.jit.then(|| TinyJit::with_vars(step.clone()));
     let mut replay_overhead_s = None;
     for i in 1..n {
         let token = Tensor::from_vec(vec![next as i32], [1, 1]);
-        let pos = Tensor::from_vec(vec![(tokens.len() - 1) as i32], [1]);
+        let pos = start_pos.bind((tokens.len() - 1) as i64);
         let out = match jit.as_mut() {
             // The last step of a long enough run is a replay: time it against its kernels.
             Some(j) if i == n - 1 && i >= 4 => {
                 let began = Instant::now();
-                let (out, runs) = crate::engine::record_kernels(|| j.call(&[&token, &pos]));
+                let (out, runs) = crate::engine::record_kernels(|| j.call_vars(&[&token], &[pos]));
                 let outside = began.elapsed().as_secs_f64() - runs.iter().map(|r| r.seconds).sum::<f64>();
                 replay_overhead_s = Some(outside.max(0.0) / runs.len().max(1) as f64);
                 out?
             }
-            Some(j) => j.call(&[&token, &pos])?,
-            None => step(&[token, pos]),
+            Some(j) => j.call_vars(&[&token], &[pos])?,
+            None => step(&[token], &[pos]),
         };
         let last = out[0].cast(DType::F32).to_vec::<f32>()?;
         next = sample(&last, &opts.sampling, &mut rng);

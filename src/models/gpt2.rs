@@ -159,7 +159,7 @@ impl CausalLm for Gpt2 {
                 qkv.shrink(&[(0, b), (0, t), (j, j + 1), (0, heads), (0, d / heads)]).squeeze(2).transpose(1, 2)
             };
             let (q, k, v) = (part(0), part(1), part(2));
-            let context = self_attention(&q, &k, &v, start, cache, i, None);
+            let context = self_attention(&q, &k, &v, &start, cache, i, None);
             x = x + block.attn.c_proj.forward(&context);
             let h = block.mlp.c_fc.forward(&block.ln_2.forward(&x)).gelu_tanh();
             x = &x + block.mlp.c_proj.forward(&h);

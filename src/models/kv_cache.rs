@@ -1,36 +1,41 @@
 //! The key/value cache of a decoder and the positions its tokens sit at.
 //!
 //! A cache is one realized `[batch, kv_heads, max_len, head_dim]` tensor per layer for keys and
-//! one for values (a static cache, as Hugging Face's `StaticCache`). A prompt (`Start::At`)
-//! writes its rows at positions fixed when the graph is built and attends over the filled
-//! part. A decode step
-//! (`Start::In`) takes its position from a tensor: it writes its row where the position
-//! matches and attends over the whole cache with the rows past it masked, so every step runs
-//! the same kernels and a TinyJit replay only needs the new position's value.
+//! one for values (a static cache, as Hugging Face's `StaticCache`). A forward pass writes its
+//! `t` rows at its start position with one lazy assign of the whole cache and attends over the
+//! keys `0..start + t`. A prompt's start is a number (`Start::At`), so its kernels are
+//! specialized to it; a decode step's is a bound variable (`Start::Var`, symbolic shapes): the
+//! kernels take the position as an argument and loop over `start + t` keys, so every step runs
+//! the same kernels and a TinyJit replay only needs the new value.
 
 use crate::tensor::AttentionOpts;
+use crate::uop::Dim;
 use crate::{DType, Tensor};
 
 /// Where the first of a forward pass's tokens sits in the sequence.
-#[derive(Clone, Copy)]
-pub enum Start<'a> {
+#[derive(Clone)]
+pub enum Start {
     /// A position known when the graph is built (a prompt): kernels are specialized to it.
     At(usize),
-    /// A position held in an int32 tensor of shape `[1]` (one decoded token): kernels do not
-    /// depend on its value.
-    In(&'a Tensor),
+    /// A bound variable (`Variable::bind`, a decode step): kernels do not depend on its value.
+    Var(Dim),
 }
 
-impl Start<'_> {
+impl Start {
+    /// The start as a dimension.
+    pub fn dim(&self) -> Dim {
+        match self {
+            Start::At(s) => Dim::Const(*s),
+            Start::Var(d) => d.clone(),
+        }
+    }
+
     /// The positions of `t` tokens starting here, int32 `[t]`.
     pub fn positions(&self, t: usize) -> Tensor {
         match self {
             Start::At(s) => Tensor::arange(t).cast(DType::I32) + *s as i64,
-            Start::In(p) => {
-                assert_eq!(t, 1, "Start::In: a position tensor places one token (got {t})");
-                assert_eq!(p.shape(), vec![1], "Start::In: the position is an int32 tensor of shape [1]");
-                p.cast(DType::I32)
-            }
+            // `start..start + t` of an iota long enough for every value of the variable.
+            Start::Var(d) => Tensor::arange(d.max() + t).shrink_dims(&[(d.clone(), d + t)]).cast(DType::I32),
         }
     }
 }
@@ -56,50 +61,52 @@ impl KvCache {
     }
 
     /// Stores `k` and `v` (`[batch, kv_heads, t, head_dim]`) of `layer` at `start` and returns
-    /// the keys and values to attend over with the mask (`[t, keys]`, true where a query may
-    /// attend: keys at or before its own position).
-    pub fn update(&self, layer: usize, k: &Tensor, v: &Tensor, start: Start) -> (Tensor, Tensor, Tensor) {
+    /// the keys and values to attend over (`0..start + t`, a symbolic length for `Start::Var`)
+    /// with the mask (`[t, start + t]`, true where a query may attend: keys at or before its
+    /// own position).
+    pub fn update(&self, layer: usize, k: &Tensor, v: &Tensor, start: &Start) -> (Tensor, Tensor, Tensor) {
         let t = k.shape()[2];
         let (kc, vc) = (&self.keys[layer], &self.values[layer]);
-        match start {
-            Start::At(s) => {
-                assert!(
-                    s + t <= self.max_len,
-                    "KvCache: tokens {s}..{} do not fit a cache of {} positions",
-                    s + t,
-                    self.max_len
-                );
-                let window = |c: &Tensor, a: usize, b: usize| {
-                    let sh = c.shape();
-                    c.shrink(&[(0, sh[0]), (0, sh[1]), (a, b), (0, sh[3])])
-                };
-                // A lazy assign of the whole cache (rows s..s+t from k, the rest kept), not a
-                // write through a slice: that would realize k right away, and with it every
-                // earlier layer's lazy work, again for each layer.
-                // The keys and values in kernels of their own first: fused into the cache
-                // write, their projections would run over the cache's padded layout (28 GFLOP/s
-                // instead of a packed matmul's 230 at 512 tokens).
-                let (k, v) = (&k.contiguous(), &v.contiguous());
-                let slots = Tensor::arange(self.max_len).cast(DType::I32);
-                let rows = slots.ge(s as i64).bitand(slots.lt((s + t) as i64)).reshape([1, 1, self.max_len, 1]);
-                let spread = |x: &Tensor| x.pad(&[(0, 0), (0, 0), (s, self.max_len - s - t), (0, 0)]);
-                kc.assign(rows.where_(spread(k), kc));
-                vc.assign(rows.where_(spread(v), vc));
-                let queries = (Tensor::arange(t).cast(DType::I32) + s as i64).reshape([t, 1]);
-                let mask = Tensor::arange(s + t).cast(DType::I32).reshape([1, s + t]).le(&queries);
-                (window(kc, 0, s + t), window(vc, 0, s + t), mask)
-            }
-            Start::In(p) => {
-                assert_eq!(t, 1, "KvCache: a position tensor places one token (got {t})");
-                let slots = Tensor::arange(self.max_len).cast(DType::I32);
-                let pos = Start::In(p).positions(1);
-                let here = slots.eq(&pos).reshape([1, 1, self.max_len, 1]);
-                kc.assign(here.where_(k, kc));
-                vc.assign(here.where_(v, vc));
-                let mask = slots.le(&pos).reshape([1, self.max_len]);
-                (kc.clone(), vc.clone(), mask)
-            }
-        }
+        let s = start.dim();
+        assert!(
+            s.max() + t <= self.max_len,
+            "KvCache: tokens {s:?}..{s:?}+{t} can pass the cache's {} positions",
+            self.max_len
+        );
+        // A lazy assign of the whole cache (rows s..s+t from k, the rest kept), not a write
+        // through a slice: that would realize k right away, and with it every earlier layer's
+        // lazy work, again for each layer.
+        // A prompt's keys and values in kernels of their own first: fused into the cache write,
+        // their projections would run over the cache's padded layout (28 GFLOP/s instead of a
+        // packed matmul's 230 at 512 tokens). One decoded row is cheap either way.
+        let (k, v) = if t > 1 { (k.contiguous(), v.contiguous()) } else { (k.clone(), v.clone()) };
+        let first = start.positions(1);
+        let slots = Tensor::arange(self.max_len).cast(DType::I32);
+        let rows = slots.ge(&first).bitand(slots.lt(&first + t as i64)).reshape([1, 1, self.max_len, 1]);
+        let zero = Dim::Const(0);
+        let spread_pairs = [
+            (zero.clone(), zero.clone()),
+            (zero.clone(), zero.clone()),
+            (s.clone(), Dim::Const(self.max_len - t) - &s),
+            (zero.clone(), zero.clone()),
+        ];
+        let spread = |x: &Tensor| x.pad_dims(&spread_pairs);
+        kc.assign(rows.where_(spread(&k), kc));
+        vc.assign(rows.where_(spread(&v), vc));
+        let n = &s + t;
+        let window = |c: &Tensor| {
+            let sh = c.shape();
+            c.shrink_dims(&[
+                (zero.clone(), Dim::Const(sh[0])),
+                (zero.clone(), Dim::Const(sh[1])),
+                (zero.clone(), n.clone()),
+                (zero.clone(), Dim::Const(sh[3])),
+            ])
+        };
+        let queries = start.positions(t).reshape([t, 1]);
+        let keys = Tensor::arange_dim(n.clone()).reshape_dims(&[Dim::Const(1), n.clone()]);
+        let mask = keys.le(&queries);
+        (window(kc), window(vc), mask)
     }
 }
 
@@ -111,7 +118,7 @@ pub fn self_attention(
     q: &Tensor,
     k: &Tensor,
     v: &Tensor,
-    start: Start,
+    start: &Start,
     cache: Option<&KvCache>,
     layer: usize,
     window: Option<usize>,
@@ -122,8 +129,9 @@ pub fn self_attention(
     let within = |mask: Tensor| match window {
         Some(w) => {
             let queries = start.positions(t).reshape([t, 1]);
-            let n = mask.shape()[1];
-            mask.bitand((Tensor::arange(n).cast(DType::I32) + w as i64).reshape([1, n]).gt(&queries))
+            let n = mask.sym_shape()[1].clone();
+            let keys = Tensor::arange_dim(n.clone()).reshape_dims(&[Dim::Const(1), n]);
+            mask.bitand((keys + w as i64).gt(&queries))
         }
         None => mask,
     };
@@ -151,7 +159,7 @@ pub fn self_attention(
 /// when there is none; returns `[batch, t, heads * head_dim]`.
 pub fn attend(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>) -> Tensor {
     let s = q.shape();
-    let mut opts = AttentionOpts { enable_gqa: k.shape()[1] != s[1], ..AttentionOpts::default() };
+    let mut opts = AttentionOpts { enable_gqa: k.sym_shape()[1] != Dim::Const(s[1]), ..AttentionOpts::default() };
     match mask {
         Some(m) => opts = opts.mask(m),
         None => opts = opts.causal(),

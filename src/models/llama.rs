@@ -348,7 +348,7 @@ impl CausalLm for Llama {
             let q = apply_rotary(&split(&a.q_proj, heads), &cos, &sin);
             let k = apply_rotary(&split(&a.k_proj, kv_heads), &cos, &sin);
             let v = split(&a.v_proj, kv_heads);
-            let context = self_attention(&q, &k, &v, start, cache, i, c.sliding_window);
+            let context = self_attention(&q, &k, &v, &start, cache, i, c.sliding_window);
             x = x + a.o_proj.forward(&context);
             let h = layer.post_attention_layernorm.forward(&x);
             let m = &layer.mlp;
