@@ -76,10 +76,11 @@ impl KvCache {
         // A lazy assign of the whole cache (rows s..s+t from k, the rest kept), not a write
         // through a slice: that would realize k right away, and with it every earlier layer's
         // lazy work, again for each layer.
-        // A prompt's keys and values in kernels of their own first: fused into the cache write,
-        // their projections would run over the cache's padded layout (28 GFLOP/s instead of a
-        // packed matmul's 230 at 512 tokens). One decoded row is cheap either way.
-        let (k, v) = if t > 1 { (k.contiguous(), v.contiguous()) } else { (k.clone(), v.clone()) };
+        // The keys and values in kernels of their own first: fused into the cache write, their
+        // projections would run over the cache's padded layout (a prompt's at 28 GFLOP/s
+        // instead of a packed matmul's 230 at 512 tokens), and a decoded row's once per cache
+        // slot (a reduce under a PAD is not under the pad's gate).
+        let (k, v) = (k.contiguous(), v.contiguous());
         let first = start.positions(1);
         let slots = Tensor::arange(self.max_len).cast(DType::I32);
         let rows = slots.ge(&first).bitand(slots.lt(&first + t as i64)).reshape([1, 1, self.max_len, 1]);
