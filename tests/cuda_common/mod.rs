@@ -5,8 +5,8 @@
 #![allow(dead_code)]
 
 use ferrograd::nn::optim::{adam, Optimizer};
-use ferrograd::tensor::{train, with_default_device, ConvOpts, PoolOpts, Reduction};
-use ferrograd::{DType, Tensor};
+use ferrograd::tensor::{train, with_default_device, AttentionOpts, ConvOpts, PoolOpts, Reduction};
+use ferrograd::{DType, Dim, Tensor, Variable};
 
 pub struct Case {
     pub name: &'static str,
@@ -38,6 +38,20 @@ fn ints(seed: u64, n: usize, lo: i32, hi: i32) -> Tensor {
 
 pub fn cases() -> Vec<Case> {
     vec![
+        Case {
+            // Symbolic shapes: attention over `pos + 1` keys of a cache (grouped heads), and a
+            // row at a symbolic offset; the kernels take `pos` as an argument.
+            name: "symbolic",
+            build: || {
+                let pos = Variable::new("pos", 0, 15);
+                let (kc, vc, q) = (t(40, &[1, 2, 16, 8]), t(41, &[1, 2, 16, 8]), t(42, &[1, 4, 1, 8]));
+                let c = |d: usize| (Dim::Const(0), Dim::Const(d));
+                let window = [c(1), c(2), (Dim::Const(0), pos.bind(9) + 1usize), c(8)];
+                let (k, v) = (kc.shrink_dims(&window), vc.shrink_dims(&window));
+                let att = q.scaled_dot_product_attention(&k, &v, &AttentionOpts::default().gqa());
+                vec![att, kc.narrow(2, pos.bind(9), 1).sum_axis(3)]
+            },
+        },
         Case {
             name: "elementwise",
             build: || {
