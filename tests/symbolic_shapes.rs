@@ -293,3 +293,18 @@ fn tinyjit_replays_attention_over_variable_keys() {
         assert!(close(&out[0].to_vec::<f32>().unwrap(), &want, 1e-5), "call {call} pos {p}");
     }
 }
+
+#[test]
+fn reading_a_symbolic_tensor_gives_its_bound_elements() {
+    // Stored in the layout of the largest length; read back, only the bound rows.
+    let x = Tensor::from_vec(data(6, 3), [6, 3]);
+    let len = Variable::new("len", 1, 6);
+    for l in [2usize, 6] {
+        let rows =
+            (x.shrink_dims(&[(Dim::Const(0), len.bind(l as i64)), (Dim::Const(0), Dim::Const(3))]) * 1.0).contiguous();
+        assert_eq!(rows.to_vec::<f32>().unwrap(), data(6, 3)[..l * 3].to_vec(), "len {l}");
+        let cols = x.shrink_dims(&[(Dim::Const(0), Dim::Const(6)), (Dim::Const(0), Variable::new("w", 1, 3).bind(2))]);
+        let want: Vec<f32> = (0..6).flat_map(|r| data(6, 3)[r * 3..r * 3 + 2].to_vec()).collect();
+        assert_eq!(cols.to_vec::<f32>().unwrap(), want);
+    }
+}

@@ -6,7 +6,7 @@ use crate::engine;
 use crate::error::{Error, Result};
 use crate::runtime::Buffer;
 use crate::uop::dtype::decode_element;
-use crate::uop::{ConstValue, Element};
+use crate::uop::{Arg, ConstValue, Dim, Element, Ops};
 use std::fmt;
 use std::sync::Arc;
 
@@ -44,8 +44,16 @@ impl Tensor {
         }
         let bufs = engine::realize(&uops)?;
         for (t, b) in tensors.iter().zip(bufs) {
-            let (old, shape) = (t.uop(), t.shape());
-            let view = buffer_view(b, &shape);
+            let old = t.uop();
+            let view = buffer_view(b, old.shape());
+            // A symbolic shape is stored in the layout of its largest value: the tensor is the
+            // leading block of the symbolic lengths.
+            let view = if old.has_symbolic_shape() {
+                let pairs = old.sym_shape().into_iter().map(|d| (Dim::Const(0), d)).collect();
+                crate::UOp::new(Ops::SHRINK, view.dtype(), vec![view], Arg::DimPairs(pairs))
+            } else {
+                view
+            };
             let inner = t.read();
             let keep_graph = !inner.requires_grad && !inner.backward_done;
             drop(inner);
@@ -79,7 +87,18 @@ impl Tensor {
                     .into(),
             ));
         }
-        self.buffer()?.to_bytes()
+        let bytes = self.buffer()?.to_bytes()?;
+        if !self.is_symbolic() {
+            return Ok(bytes);
+        }
+        // A symbolic shape is stored in the layout of its largest value: the elements of the
+        // bound lengths are a block of it.
+        let dims = self.sym_shape();
+        let lens: Vec<usize> = dims
+            .iter()
+            .map(|d| d.value().unwrap_or_else(|| panic!("to_vec: the shape {dims:?} has an unbound variable")))
+            .collect();
+        Ok(leading_block(&bytes, &self.layout_shape(), &lens, self.dtype().itemsize()))
     }
 
     /// The elements in row-major order; `T` must match the dtype.
@@ -94,7 +113,7 @@ impl Tensor {
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
         let dt = self.dtype();
         let bytes = self.to_bytes()?;
-        Ok((0..self.numel())
+        Ok((0..bytes.len() / dt.itemsize().max(1))
             .map(|i| {
                 let c = decode_element(&bytes, dt, i);
                 match c {
@@ -168,4 +187,20 @@ impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<Tensor shape={:?} dtype={} device={}>", self.shape(), self.dtype(), self.device())
     }
+}
+
+/// The elements `[0..lens[0], 0..lens[1], ...]` of a row-major array of shape `layout`.
+fn leading_block(bytes: &[u8], layout: &[usize], lens: &[usize], itemsize: usize) -> Vec<u8> {
+    let n: usize = lens.iter().product();
+    let mut out = Vec::with_capacity(n * itemsize);
+    for k in 0..n {
+        let (mut rest, mut offset, mut stride) = (k, 0, 1);
+        for (len, size) in lens.iter().zip(layout).rev() {
+            offset += (rest % len) * stride;
+            rest /= len;
+            stride *= size;
+        }
+        out.extend_from_slice(&bytes[offset * itemsize..(offset + 1) * itemsize]);
+    }
+    out
 }
