@@ -25,7 +25,15 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
     let pos = |r: &UOp| ranges.iter().position(|x| x == r).expect("range of this kernel");
     let outputs: Vec<UOp> = ranges.iter().filter(|r| r.range_arg().1 == AxisType::Global).cloned().collect();
     let reduces: Vec<UOp> = ranges.iter().filter(|r| r.range_arg().1 == AxisType::Reduce).cloned().collect();
-    let work: i64 = ranges.iter().map(|r| r.range_size()).product();
+    // A symbolic loop (which opts do not split) counts at its largest bound: the heuristic
+    // decides on maximum extents.
+    let symbolic: i64 = ast
+        .toposort()
+        .iter()
+        .filter(|n| n.op() == Ops::RANGE && n.is_symbolic_range())
+        .map(|r| r.range_max().max(1))
+        .product();
+    let work: i64 = ranges.iter().map(|r| r.range_size()).product::<i64>().saturating_mul(symbolic);
     let mut opts = Vec::new();
 
     // THREAD on the first output axis that splits evenly, preferring one that is not the

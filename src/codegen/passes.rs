@@ -7,6 +7,7 @@ use super::expand::expand;
 use super::gpu::{map_to_global, Launch};
 use super::lower::lower;
 use super::opts::LoweringChoices;
+use super::symbolic_ranges::split_symbolic_ranges;
 use super::vectorize::{vector_axis, vectorize};
 use crate::renderer::Target;
 use crate::uop::symbolic::simplify;
@@ -31,8 +32,12 @@ pub type Pass = (&'static str, fn(&mut KernelState) -> Result<(), String>);
 pub type AstPass = (&'static str, fn(&UOp) -> UOp);
 
 /// Before opts: the kernel as opts see it.
-pub const PREPARE: &[AstPass] =
-    &[("simplify", simplify), ("collapse_reduces", collapse_reduces), ("simplify", simplify)];
+pub const PREPARE: &[AstPass] = &[
+    ("simplify", simplify),
+    ("collapse_reduces", collapse_reduces),
+    ("split_symbolic_ranges", split_symbolic_ranges),
+    ("simplify", simplify),
+];
 
 /// After opts: vector lanes, unrolled copies, launch geometry, then lowering to what the
 /// linearizer and renderers take.
