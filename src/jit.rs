@@ -28,7 +28,8 @@ use crate::error::{Error, Result};
 use crate::runtime::Buffer;
 use crate::schedule::existing_buffer;
 use crate::tensor::{buffer_view, Tensor};
-use crate::uop::{BufferObj, DType, Dim, Ops, Variable};
+use crate::uop::dim::rebind;
+use crate::uop::{Arg, BufferObj, DType, Dim, Ops, UOp, Variable};
 use std::sync::Arc;
 
 /// What a call's inputs must look like to replay.
@@ -54,6 +55,10 @@ fn binding_of(d: &Dim) -> Result<(Variable, i64)> {
     }
 }
 
+/// An output's layout shape, and its symbolic lengths when it has some (rebound to each
+/// replay's values).
+type OutputShape = (Vec<usize>, Option<Vec<Dim>>);
+
 /// Where an output of a replay comes from.
 #[derive(Clone)]
 enum OutputSource {
@@ -72,7 +77,7 @@ struct Captured {
     inputs: Vec<InputSpec>,
     /// The input buffers of the captured call, replaced by the new ones on replay.
     input_bufs: Vec<Arc<Buffer>>,
-    outputs: Vec<(OutputSource, Vec<usize>)>,
+    outputs: Vec<(OutputSource, OutputShape)>,
     /// The role of every buffer of every step (for checking that call 3 matches).
     roles: Vec<Vec<Role>>,
 }
@@ -224,7 +229,7 @@ impl TinyJit {
         inputs: &[&Tensor],
         vars: &[Dim],
         bufs: &[Arc<Buffer>],
-    ) -> Result<(Vec<Recorded>, Vec<capture::Check>, Vec<(OutputSource, Vec<usize>)>, Vec<Tensor>)> {
+    ) -> Result<(Vec<Recorded>, Vec<capture::Check>, Vec<(OutputSource, OutputShape)>, Vec<Tensor>)> {
         for (i, a) in bufs.iter().enumerate() {
             if bufs[..i].iter().any(|b| Arc::ptr_eq(a, b)) {
                 return Err(Error::Jit("TinyJit: the same buffer is passed as two inputs".into()));
@@ -251,8 +256,12 @@ impl TinyJit {
         let outputs = outs
             .iter()
             .map(|t| {
+                // A realized symbolic tensor is a window of its buffer (see `realize_all`).
+                let u = t.uop();
+                let symbolic = u.has_symbolic_shape() && u.op() == Ops::SHRINK;
+                let base = if symbolic { u.src()[0].clone() } else { u.clone() };
                 let b =
-                    existing_buffer(&t.uop()).ok_or_else(|| Error::Jit("TinyJit: an output is not realized".into()))?;
+                    existing_buffer(&base).ok_or_else(|| Error::Jit("TinyJit: an output is not realized".into()))?;
                 let source = if let Some(k) = bufs.iter().position(|x| Arc::ptr_eq(x, &b)) {
                     OutputSource::Input(k)
                 } else if written.iter().any(|x| Arc::ptr_eq(x, &b)) {
@@ -260,7 +269,7 @@ impl TinyJit {
                 } else {
                     OutputSource::State(b)
                 };
-                Ok((source, t.shape()))
+                Ok((source, (base.shape().to_vec(), symbolic.then(|| u.sym_shape()))))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok((captured.steps, captured.checks, outputs, outs))
@@ -363,12 +372,19 @@ impl TinyJit {
         Ok(cap
             .outputs
             .iter()
-            .map(|(src, shape)| {
+            .map(|(src, (layout, dims))| {
                 let b = match src {
                     OutputSource::Input(k) => bufs[*k].clone(),
                     OutputSource::Fresh(b) | OutputSource::State(b) => map(b),
                 };
-                Tensor::from_uop(buffer_view(b, shape))
+                let view = buffer_view(b, layout);
+                Tensor::from_uop(match dims {
+                    Some(dims) => {
+                        let pairs = dims.iter().map(|d| (Dim::Const(0), rebind(d, values))).collect();
+                        UOp::new(Ops::SHRINK, view.dtype(), vec![view], Arg::DimPairs(pairs))
+                    }
+                    None => view,
+                })
             })
             .collect())
     }

@@ -308,3 +308,18 @@ fn reading_a_symbolic_tensor_gives_its_bound_elements() {
         assert_eq!(cols.to_vec::<f32>().unwrap(), want);
     }
 }
+
+#[test]
+fn tinyjit_returns_symbolic_outputs_with_the_new_lengths() {
+    let x = Tensor::from_vec(data(8, 2), [8, 2]).realize().unwrap();
+    let len = Variable::new("len", 1, 8);
+    let mut step = TinyJit::with_vars(|xs: &[Tensor], vars: &[Dim]| {
+        vec![(xs[0].shrink_dims(&[(Dim::Const(0), vars[0].clone()), (Dim::Const(0), Dim::Const(2))]) * 2.0).contiguous()]
+    });
+    for (call, l) in [3usize, 5, 1, 8, 2, 6].into_iter().enumerate() {
+        let out = step.call_vars(&[&x], &[len.bind(l as i64)]).unwrap();
+        assert_eq!(out[0].sym_shape()[0].value(), Some(l), "call {call}");
+        let want: Vec<f32> = data(8, 2)[..l * 2].iter().map(|v| v * 2.0).collect();
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), want, "call {call}, length {l}");
+    }
+}

@@ -183,6 +183,24 @@ pub(crate) fn dim_pairs(arg: &Arg) -> Vec<(Dim, Dim)> {
     }
 }
 
+/// `d` with each variable that `values` names bound to that value instead (a TinyJit replay's
+/// output shapes).
+pub(crate) fn rebind(d: &Dim, values: &[(Arc<str>, i64)]) -> Dim {
+    let Dim::Sym(u) = d else { return d.clone() };
+    let map: FxHashMap<UOp, UOp> = u
+        .toposort()
+        .into_iter()
+        .filter(|n| n.op() == Ops::BIND)
+        .filter_map(|b| {
+            let name = var_name(&b.src()[0]);
+            let &(_, v) = values.iter().find(|(n, _)| *n == name)?;
+            let new = UOp::new(Ops::BIND, DIM_DTYPE, vec![b.src()[0].clone(), UOp::int(DIM_DTYPE, v)], Arg::None);
+            Some((b, new))
+        })
+        .collect();
+    Dim::from_uop(&u.substitute(&map))
+}
+
 /// The name of a DEFINE_VAR node.
 pub(crate) fn var_name(u: &UOp) -> Arc<str> {
     match u.arg() {
