@@ -323,3 +323,27 @@ fn tinyjit_returns_symbolic_outputs_with_the_new_lengths() {
         assert_eq!(out[0].to_vec::<f32>().unwrap(), want, "call {call}, length {l}");
     }
 }
+
+#[test]
+fn gradients_flow_through_symbolic_lengths() {
+    // loss = sum over rows 0..len of (x * w).max(axis 1): only the first `len` rows get
+    // gradients, each at its row's maximum.
+    let len = Variable::new("len", 1, 6);
+    let xd: Vec<f32> = (0..12).map(|i| ((i * 5 % 7) as f32) - 3.0).collect();
+    for l in [2usize, 6] {
+        let x = Tensor::from_vec(xd.clone(), [6, 2]).requires_grad();
+        let rows = x.shrink_dims(&[(Dim::Const(0), len.bind(l as i64)), (Dim::Const(0), Dim::Const(2))]);
+        (rows * 2.0).max_axis(1).sum().backward();
+        let mut want = vec![0.0f32; 12];
+        for r in 0..l {
+            let (a, b) = (xd[r * 2], xd[r * 2 + 1]);
+            if a == b {
+                want[r * 2] = 1.0;
+                want[r * 2 + 1] = 1.0;
+            } else {
+                want[r * 2 + usize::from(b > a)] = 2.0;
+            }
+        }
+        assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), want, "len {l}");
+    }
+}

@@ -41,7 +41,7 @@ fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
         }
         Ops::MULACC => vec![Some(g * t(&src[1])), Some(g * t(&src[0])), Some(g.clone())],
         Ops::CAST => vec![src[0].dtype().is_float().then(|| g.cast(src[0].dtype()))],
-        Ops::RESHAPE => vec![Some(g.reshape(src[0].shape().to_vec()))],
+        Ops::RESHAPE => vec![Some(g.reshape_dims(&src[0].sym_shape()))],
         Ops::PERMUTE => {
             let Arg::Axes(order) = node.arg() else { unreachable!() };
             let mut inv = vec![0usize; order.len()];
@@ -51,19 +51,19 @@ fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
             vec![Some(g.permute(inv))]
         }
         Ops::EXPAND => {
-            let ss = src[0].shape();
-            let axes: Vec<usize> = (0..ss.len()).filter(|&i| ss[i] != node.shape()[i]).collect();
+            let (ss, ns) = (src[0].sym_shape(), node.sym_shape());
+            let axes: Vec<usize> = (0..ss.len()).filter(|&i| ss[i] != ns[i]).collect();
             vec![Some(g.sum_keepdim(axes))]
         }
         Ops::PAD => {
             let p = dim_pairs(node.arg());
-            let r: Vec<(Dim, Dim)> = p.iter().zip(src[0].shape()).map(|((b, _), &s)| (b.clone(), b + s)).collect();
+            let r: Vec<(Dim, Dim)> = p.iter().zip(src[0].sym_shape()).map(|((b, _), s)| (b.clone(), b + s)).collect();
             vec![Some(g.shrink_dims(&r))]
         }
         Ops::SHRINK => {
             let p = dim_pairs(node.arg());
             let pads: Vec<(Dim, Dim)> =
-                p.iter().zip(src[0].shape()).map(|((s, e), &d)| (s.clone(), Dim::Const(d) - e)).collect();
+                p.iter().zip(src[0].sym_shape()).map(|((s, e), d)| (s.clone(), d - e)).collect();
             vec![Some(g.pad_dims(&pads))]
         }
         Ops::FLIP => {
@@ -72,14 +72,14 @@ fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
         }
         Ops::REDUCE_AXIS => {
             let Arg::Reduce(op, axes) = node.arg() else { unreachable!() };
-            let shape = src[0].shape().to_vec();
-            let ge = g.expand(shape.clone());
+            let shape = src[0].sym_shape();
+            let ge = g.expand_to_dims(&shape);
             match op {
                 Ops::ADD => vec![Some(ge)],
                 Ops::MAX => {
                     // Split equally among the elements that reach the maximum.
-                    let mask = x().eq(out().expand(shape.clone())).cast(g.dtype());
-                    let count = mask.sum_keepdim(axes.clone()).expand(shape);
+                    let mask = x().eq(out().expand_to_dims(&shape)).cast(g.dtype());
+                    let count = mask.sum_keepdim(axes.clone()).expand_to_dims(&shape);
                     vec![Some(ge * mask / count)]
                 }
                 Ops::MUL => vec![Some(ge * prod_of_others(&x(), axes))],

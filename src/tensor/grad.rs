@@ -233,7 +233,7 @@ impl ZeroWhere {
 /// infinite (`0 * inf`): `abs` at ±inf, `pow(-inf, 0.3)`. The branch was not taken, so it
 /// contributes nothing, whatever its derivative.
 pub(crate) fn keep_zeros(g: &Tensor, derived: Tensor) -> Tensor {
-    if derived.uop() == g.uop() || derived.shape() != g.shape() {
+    if derived.uop() == g.uop() || derived.sym_shape() != g.sym_shape() {
         return derived;
     }
     // Innermost first, so that `derived` ends up nested as `g` is.
@@ -244,7 +244,7 @@ pub(crate) fn keep_zeros(g: &Tensor, derived: Tensor) -> Tensor {
 /// too (`where(c, a' + b', 0)`), so that the next rule still keeps those zeros.
 pub(crate) fn add_gradients(a: Tensor, b: Tensor) -> Tensor {
     if let (Some(za), Some(zb)) = (zero_wheres(&a).into_iter().next(), zero_wheres(&b).into_iter().next()) {
-        if za.cond.uop() == zb.cond.uop() && za.zero_if_true == zb.zero_if_true && a.shape() == b.shape() {
+        if za.cond.uop() == zb.cond.uop() && za.zero_if_true == zb.zero_if_true && a.sym_shape() == b.sym_shape() {
             let pick = |t: &Tensor| Tensor::from_uop(t.uop().src()[if za.zero_if_true { 2 } else { 1 }].clone());
             return za.apply(&add_gradients(pick(&a), pick(&b)));
         }
