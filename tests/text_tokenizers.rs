@@ -33,3 +33,19 @@ fn a_gguf_without_a_tokenizer_is_an_error_that_says_what_to_do() {
     let err = TextTokenizer::from_gguf(fixture("gguf/quants.gguf")).err().expect("no tokenizer").to_string();
     assert!(err.contains("quants.gguf") && err.contains("tokenizer.json"), "{err}");
 }
+
+/// LLaMA 3's pre-tokenizer (`tokenizer.ggml.pre = "llama-bpe"`: digits in runs of at most three,
+/// case-insensitive contractions, newlines kept apart) and BOS handling, against the ids the
+/// `tokenizers` Python package gives with the settings of Meta's tokenizer.json
+/// (tests/fixtures/gguf/llama-bpe, written by scripts/gguf_tokenizer_fixture.py).
+#[test]
+fn llama_bpe_pre_tokenizer_encodes_as_the_python_package() {
+    let tok = TextTokenizer::from_gguf(fixture("gguf/llama-bpe/tokenizer.gguf")).unwrap();
+    let reference: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("gguf/llama-bpe/reference.json")).unwrap()).unwrap();
+    for case in reference["cases"].as_array().unwrap() {
+        let text = case["text"].as_str().unwrap();
+        let want: Vec<u32> = case["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+        assert_eq!(tok.encode(text).unwrap(), want, "{text:?}");
+    }
+}
