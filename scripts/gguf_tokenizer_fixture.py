@@ -1,11 +1,19 @@
-"""Writes tests/fixtures/gguf/llama-bpe/: a tokenizer-only GGUF file whose `tokenizer.ggml.*`
+"""Writes tests/fixtures/gguf/llama-bpe/ and tests/fixtures/gguf/llama-spm/.
+
+llama-bpe: a tokenizer-only GGUF file whose `tokenizer.ggml.*`
 metadata is a byte-level BPE with LLaMA 3's pre-tokenizer (`tokenizer.ggml.pre = "llama-bpe"`),
 and `reference.json`: ids the Hugging Face `tokenizers` package gives for a few texts with that
 tokenizer (the split regex and ByteLevel settings of Meta's LLaMA 3 tokenizer.json), BOS added
 as LLaMA 3 adds it. The vocabulary is trained here on README.md (400 tokens), so the file is
 small; the settings, not the vocabulary, are what the test checks.
 
-    pip install gguf tokenizers
+llama-spm: a SentencePiece BPE model (`tokenizer.ggml.model = "llama"`, as LLaMA 2, Mistral and
+TinyLlama files carry it) trained here by the `sentencepiece` package with LLaMA 2's settings
+(byte fallback, digits split, no whitespace collapsing, a dummy prefix), written as llama.cpp's
+converter writes it (pieces, scores, token types; byte pieces `<0xNN>`), and the ids the
+`sentencepiece` package itself gives.
+
+    pip install gguf tokenizers sentencepiece
     python3 scripts/gguf_tokenizer_fixture.py
 """
 
@@ -73,5 +81,67 @@ def main():
     print(f"wrote {OUT}: {len(vocab)} tokens, {len(merges)} merges")
 
 
+def spm():
+    import io
+
+    import sentencepiece as sp
+
+    out = os.path.join(ROOT, "tests", "fixtures", "gguf", "llama-spm")
+    model = io.BytesIO()
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        lines = [line for line in f.read().splitlines() if line.strip()]
+    sp.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=model,
+        model_type="bpe",
+        vocab_size=600,
+        byte_fallback=True,
+        split_digits=True,
+        remove_extra_whitespaces=False,
+        add_dummy_prefix=True,
+        normalization_rule_name="identity",
+        unk_id=0,
+        bos_id=1,
+        eos_id=2,
+        allow_whitespace_only_pieces=True,
+    )
+    proc = sp.SentencePieceProcessor(model_proto=model.getvalue())
+    n = proc.get_piece_size()
+    pieces = [proc.id_to_piece(i) for i in range(n)]
+    scores = [proc.get_score(i) for i in range(n)]
+
+    def kind(i):
+        if proc.is_unknown(i):
+            return TokenType.UNKNOWN
+        if proc.is_control(i):
+            return TokenType.CONTROL
+        if proc.is_byte(i):
+            return TokenType.BYTE
+        return TokenType.NORMAL
+
+    os.makedirs(out, exist_ok=True)
+    w = GGUFWriter(os.path.join(out, "tokenizer.gguf"), "llama")
+    w.add_name("ferrograd llama-spm tokenizer fixture")
+    w.add_tokenizer_model("llama")
+    w.add_token_list(pieces)
+    w.add_token_scores(scores)
+    w.add_token_types([kind(i) for i in range(n)])
+    w.add_bos_token_id(proc.bos_id())
+    w.add_eos_token_id(proc.eos_id())
+    w.add_unk_token_id(proc.unk_id())
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(False)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    texts = TEXTS + ["Ünïcödé 𝔘 never seen: 漢字", "x  y   z"]
+    reference = [{"text": t, "ids": [proc.bos_id()] + proc.encode(t)} for t in texts]
+    with open(os.path.join(out, "reference.json"), "w") as f:
+        json.dump({"bos": proc.bos_id(), "cases": reference}, f, indent=1)
+    print(f"wrote {out}: {n} pieces")
+
+
 if __name__ == "__main__":
     main()
+    spm()

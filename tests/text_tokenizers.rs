@@ -49,3 +49,20 @@ fn llama_bpe_pre_tokenizer_encodes_as_the_python_package() {
         assert_eq!(tok.encode(text).unwrap(), want, "{text:?}");
     }
 }
+
+/// A SentencePiece BPE tokenizer (`tokenizer.ggml.model = "llama"`, as LLaMA 2 and Mistral GGUF
+/// files carry it; byte fallback, digits split, a dummy prefix) against the ids the
+/// `sentencepiece` package gives (tests/fixtures/gguf/llama-spm, scripts/gguf_tokenizer_fixture.py).
+#[test]
+fn sentencepiece_gguf_tokenizer_encodes_as_sentencepiece() {
+    let tok = TextTokenizer::from_gguf(fixture("gguf/llama-spm/tokenizer.gguf")).unwrap();
+    let reference: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("gguf/llama-spm/reference.json")).unwrap()).unwrap();
+    for case in reference["cases"].as_array().unwrap() {
+        let text = case["text"].as_str().unwrap();
+        let want: Vec<u32> = case["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+        let ids = tok.encode(text).unwrap();
+        assert_eq!(ids, want, "{text:?}");
+        assert_eq!(tok.decode(&ids).unwrap(), text, "round trip of {text:?}");
+    }
+}
