@@ -14,6 +14,8 @@ Models (each a few hundred kB):
   gpt2       GPT-2: learned positions, LayerNorm, tanh GELU, Conv1D weights, f32
   qwen2      Qwen2: LLaMA's layout with biases on q, k and v, grouped-query attention, tied,
              rope_theta 1e6, f32
+  qwen2-swa  Qwen2 with use_sliding_window: full attention in layer 0, a window of 8 positions in
+             layer 1 (max_window_layers 1)
   mistral    Mistral: LLaMA's layout with a sliding window of 8 positions (shorter than the
              prompt, so the window matters), untied, f32
 
@@ -60,10 +62,10 @@ def byte_bpe_tokenizer():
     return tok
 
 
-def spread_weights(model, std):
+def spread_weights(model, std, seed=1234):
     """Random weights with a larger spread than transformers' 0.02 init, so logits differ
     clearly and greedy tokens are decided by the model, not by rounding."""
-    g = torch.Generator().manual_seed(1234)
+    g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "norm" in name or "ln_" in name:
@@ -128,6 +130,9 @@ def write(name, model, dtype, tokenizer, classic_rope=None):
     print(f"{name}: {size / 1e3:.0f} kB, {len(reference['prompt_ids'])} prompt tokens, min greedy margin {margin:.3g}")
 
 
+SWA_SEED = 1
+
+
 def main():
     only = set(sys.argv[1:])
     want = lambda name: not only or name in only
@@ -178,6 +183,18 @@ def main():
     spread_weights(model, 0.15)
     if want("mistral"):
         write("mistral", model, torch.float32, tokenizer)
+
+    qwen2_swa = Qwen2Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6, tie_word_embeddings=True,
+        bos_token_id=0, eos_token_id=0, use_sliding_window=True, sliding_window=8, max_window_layers=1,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+    )
+    model = Qwen2ForCausalLM(qwen2_swa)
+    # Weights of its own seed (one whose greedy tokens are not near ties).
+    spread_weights(model, 0.15, SWA_SEED)
+    if want("qwen2-swa"):
+        write("qwen2-swa", model, torch.float32, tokenizer)
 
 
 if __name__ == "__main__":

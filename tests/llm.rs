@@ -116,6 +116,22 @@ fn mistral_with_a_sliding_window_matches_transformers() {
     assert!(worst_logit_error(&logits, &r.logits) > 1e-2, "the window made no difference");
 }
 
+/// Qwen2 with `use_sliding_window`: full attention in layer 0, a window of 8 positions from layer
+/// `max_window_layers` = 1 on (27 prompt tokens, so the window matters).
+#[test]
+fn qwen2_with_a_sliding_window_in_later_layers_matches_transformers() {
+    let model = Llama::from_pretrained(fixture_dir("qwen2-swa")).unwrap();
+    assert_eq!((model.config.sliding_window, model.config.window_from_layer), (Some(8), 1));
+    check_model("qwen2-swa", model);
+    let r = reference("qwen2-swa");
+    for (window, from, what) in [(None, 1, "no window"), (Some(8), 0, "the window in every layer")] {
+        let mut other = Llama::from_pretrained(fixture_dir("qwen2-swa")).unwrap();
+        (other.config.sliding_window, other.config.window_from_layer) = (window, from);
+        let logits = no_grad(|| other.forward(&ids(&r.prompt), Start::At(0), None));
+        assert!(worst_logit_error(&logits, &r.logits) > 1e-2, "{what} made no difference");
+    }
+}
+
 #[test]
 fn gpt2_matches_transformers() {
     check_model("gpt2", Gpt2::from_pretrained(fixture_dir("gpt2")).unwrap());
@@ -243,9 +259,13 @@ fn config_errors_name_the_file_and_the_setting() {
     let err = LlamaConfig::from_file(&path).unwrap_err();
     assert!(err.to_string().contains("num_key_value_heads"), "{err}");
     let qwen2 = std::fs::read_to_string(fixture_dir("qwen2/config.json")).unwrap();
-    std::fs::write(&path, qwen2.replace("\"use_sliding_window\": false", "\"use_sliding_window\": true")).unwrap();
+    // Sliding-window layers before full-attention ones are not a pattern this model has.
+    let swa = qwen2
+        .replace("\"use_sliding_window\": false", "\"use_sliding_window\": true")
+        .replace("\"full_attention\",\n    \"full_attention\"", "\"sliding_attention\",\n    \"full_attention\"");
+    std::fs::write(&path, swa).unwrap();
     let err = LlamaConfig::from_file(&path).unwrap_err();
-    assert!(err.to_string().contains("use_sliding_window"), "{err}");
+    assert!(err.to_string().contains("layer_types"), "{err}");
     // A folder with a config and no weights says what is missing.
     std::fs::write(&path, &base).unwrap();
     let err = Llama::from_pretrained(&dir).err().expect("no weights here");

@@ -146,6 +146,7 @@ impl Llama {
             qkv_bias: g.tensors.contains_key("blk.0.attn_q.bias"),
             o_bias: g.tensors.contains_key("blk.0.attn_output.bias"),
             sliding_window: None,
+            window_from_layer: 0,
         };
         let model = crate::tensor::skip_init(|| Llama::new(config));
         let mut dict = BTreeMap::new();

@@ -50,8 +50,30 @@ pub struct LlamaConfig {
     pub qkv_bias: bool,
     /// A bias on the output projection (LLaMA's `attention_bias`; Qwen2 has none).
     pub o_bias: bool,
-    /// Mistral's sliding window: a query ignores keys this many positions or more behind it.
+    /// Mistral's and Qwen2's sliding window: a query ignores keys this many positions or more
+    /// behind it, in the layers from `window_from_layer` on.
     pub sliding_window: Option<usize>,
+    /// The first layer with the sliding window (Qwen2's `max_window_layers`; 0 for Mistral).
+    pub window_from_layer: usize,
+}
+
+/// Qwen2's first sliding-window layer: `max_window_layers`, checked against `layer_types` when
+/// the config lists them (transformers 5 writes both); a list that is not full attention then
+/// sliding windows is refused.
+fn window_from_layer(c: &Config) -> Result<usize> {
+    let layers = c.usize("num_hidden_layers")?;
+    let from = c.usize_opt("max_window_layers")?.unwrap_or(layers).min(layers);
+    if let Some(types) = c.json.get("layer_types").and_then(|v| v.as_array()) {
+        let sliding: Vec<bool> = types.iter().map(|t| t.as_str() == Some("sliding_attention")).collect();
+        let first = sliding.iter().position(|&s| s).unwrap_or(layers);
+        if sliding.len() != layers || sliding[first..].iter().any(|s| !s) {
+            return Err(c.error(format!(
+                "`layer_types` {types:?}: only full attention followed by sliding-window layers is supported"
+            )));
+        }
+        return Ok(first);
+    }
+    Ok(from)
 }
 
 impl LlamaConfig {
@@ -78,6 +100,7 @@ impl LlamaConfig {
             qkv_bias: false,
             o_bias: false,
             sliding_window: None,
+            window_from_layer: 0,
         }
     }
 
@@ -96,9 +119,6 @@ impl LlamaConfig {
         // Qwen2 is this model with biases on q, k and v (and full attention in every layer).
         let model_type = c.str_or("model_type", "llama")?;
         let qwen2 = model_type == "qwen2";
-        if qwen2 && c.bool_or("use_sliding_window", false)? {
-            return Err(c.error("`use_sliding_window: true` is not supported (sliding-window attention)".into()));
-        }
         let attention_bias = c.bool_or("attention_bias", false)?;
         let heads = c.usize("num_attention_heads")?;
         let hidden = c.usize("hidden_size")?;
@@ -127,8 +147,14 @@ impl LlamaConfig {
             tie_word_embeddings: c.bool_or("tie_word_embeddings", false)?,
             qkv_bias: qwen2 || attention_bias,
             o_bias: attention_bias,
-            // Mistral is this model with a sliding window (`null`: none).
-            sliding_window: if model_type == "mistral" { c.usize_opt("sliding_window")? } else { None },
+            // Mistral is this model with a sliding window (`null`: none); Qwen2 with one in the
+            // layers from `max_window_layers` on when `use_sliding_window` is set.
+            sliding_window: match model_type.as_str() {
+                "mistral" => c.usize_opt("sliding_window")?,
+                "qwen2" if c.bool_or("use_sliding_window", false)? => c.usize_opt("sliding_window")?,
+                _ => None,
+            },
+            window_from_layer: if qwen2 { window_from_layer(&c)? } else { 0 },
         })
     }
 
@@ -348,7 +374,8 @@ impl CausalLm for Llama {
             let q = apply_rotary(&split(&a.q_proj, heads), &cos, &sin);
             let k = apply_rotary(&split(&a.k_proj, kv_heads), &cos, &sin);
             let v = split(&a.v_proj, kv_heads);
-            let context = self_attention(&q, &k, &v, &start, cache, i, c.sliding_window);
+            let window = if i >= c.window_from_layer { c.sliding_window } else { None };
+            let context = self_attention(&q, &k, &v, &start, cache, i, window);
             x = x + a.o_proj.forward(&context);
             let h = layer.post_attention_layernorm.forward(&x);
             let m = &layer.mlp;
