@@ -347,3 +347,12 @@ fn gradients_flow_through_symbolic_lengths() {
         assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), want, "len {l}");
     }
 }
+
+#[test]
+fn symbolic_tensors_print_their_bound_elements() {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], [3, 2]);
+    let rows = x.shrink_dims(&[(Dim::Const(0), Variable::new("n", 1, 3).bind(2)), (Dim::Const(0), Dim::Const(2))]);
+    assert_eq!(format!("{rows:?}"), format!("<Tensor shape=[n=2, 2] dtype=float32 device={}>", rows.device()));
+    assert_eq!(rows.values_string().unwrap(), "[[1.0, 2.0], [3.0, 4.0]]");
+    assert!(rows.to_string().starts_with("Tensor([[1.0, 2.0], [3.0, 4.0]], shape=[n=2, 2]"), "{rows}");
+}

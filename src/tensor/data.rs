@@ -157,8 +157,11 @@ impl Tensor {
         }
         let dt = self.dtype();
         let bytes = self.to_bytes()?;
-        let vals: Vec<String> = (0..self.numel()).map(|i| format_element(decode_element(&bytes, dt, i), dt)).collect();
-        Ok(Nested(&vals, &self.shape()).to_string())
+        // A symbolic tensor shows the elements of its bound lengths.
+        let shape: Vec<usize> = self.sym_shape().iter().map(|d| d.value().unwrap_or(0)).collect();
+        let n = bytes.len() / dt.itemsize().max(1);
+        let vals: Vec<String> = (0..n).map(|i| format_element(decode_element(&bytes, dt, i), dt)).collect();
+        Ok(Nested(&vals, &shape).to_string())
     }
 }
 
@@ -174,7 +177,7 @@ fn format_element(c: ConstValue, dt: crate::DType) -> String {
 impl fmt::Display for Tensor {
     /// The values as nested lists, then shape, dtype and device (realizes the tensor).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shape = self.shape();
+        let shape = self.sym_shape();
         let dt = self.dtype();
         match self.values_string() {
             Ok(v) => write!(f, "Tensor({v}, shape={shape:?}, dtype={dt}, device={})", self.device()),
@@ -185,7 +188,7 @@ impl fmt::Display for Tensor {
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "<Tensor shape={:?} dtype={} device={}>", self.shape(), self.dtype(), self.device())
+        write!(f, "<Tensor shape={:?} dtype={} device={}>", self.sym_shape(), self.dtype(), self.device())
     }
 }
 
