@@ -164,12 +164,12 @@ def main():
     spread_weights(model, 0.15)
     if want("gpt2"):
         write("gpt2", model, torch.float32, tokenizer)
-    qwen2 = Qwen2Config(
+    qwen2_shape = dict(
         vocab_size=VOCAB, hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6, tie_word_embeddings=True,
-        bos_token_id=0, eos_token_id=0, use_sliding_window=False,
-        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+        bos_token_id=0, eos_token_id=0, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
     )
+    qwen2 = Qwen2Config(**qwen2_shape, use_sliding_window=False)
     model = Qwen2ForCausalLM(qwen2)
     spread_weights(model, 0.15)
     if want("qwen2"):
@@ -184,12 +184,7 @@ def main():
     if want("mistral"):
         write("mistral", model, torch.float32, tokenizer)
 
-    qwen2_swa = Qwen2Config(
-        vocab_size=VOCAB, hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6, tie_word_embeddings=True,
-        bos_token_id=0, eos_token_id=0, use_sliding_window=True, sliding_window=8, max_window_layers=1,
-        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
-    )
+    qwen2_swa = Qwen2Config(**qwen2_shape, use_sliding_window=True, sliding_window=8, max_window_layers=1)
     model = Qwen2ForCausalLM(qwen2_swa)
     # Weights of its own seed (one whose greedy tokens are not near ties).
     spread_weights(model, 0.15, SWA_SEED)

@@ -27,9 +27,9 @@ use crate::engine::Step;
 use crate::error::{Error, Result};
 use crate::runtime::Buffer;
 use crate::schedule::existing_buffer;
-use crate::tensor::{buffer_view, Tensor};
-use crate::uop::dim::rebind;
-use crate::uop::{Arg, BufferObj, DType, Dim, Ops, UOp, Variable};
+use crate::tensor::{buffer_view_dims, Tensor};
+use crate::uop::dim::{binding, rebind};
+use crate::uop::{BufferObj, DType, Dim, Ops, Variable};
 use std::sync::Arc;
 
 /// What a call's inputs must look like to replay.
@@ -44,15 +44,8 @@ struct InputSpec {
 
 /// The variable and value of a `Variable::bind` result.
 fn binding_of(d: &Dim) -> Result<(Variable, i64)> {
-    match d {
-        Dim::Sym(u) if u.op() == Ops::BIND => {
-            let Some(crate::ConstValue::Int(value)) = u.src()[1].const_value() else {
-                unreachable!("BIND of a constant")
-            };
-            Ok((Variable::from_uop(&u.src()[0]), value))
-        }
-        _ => Err(Error::Jit(format!("TinyJit::call_vars: {d:?} is not a bound variable (use Variable::bind)"))),
-    }
+    binding(d)
+        .ok_or_else(|| Error::Jit(format!("TinyJit::call_vars: {d:?} is not a bound variable (use Variable::bind)")))
 }
 
 /// An output's layout shape, and its symbolic lengths when it has some (rebound to each
@@ -303,7 +296,8 @@ impl TinyJit {
         let same_fixed_vars = steps.iter().zip(&cap.steps).all(|(a, b)| fixed(a) == fixed(b));
         if same_kernels && !same_fixed_vars {
             return Err(Error::Jit(
-                "TinyJit: call 3 bound a variable to another value than call 2, and the variable is not passed to                  call_vars: replays would repeat call 2's value. Pass the bound variable to call_vars"
+                "TinyJit: call 3 bound a variable to another value than call 2, and the variable is not passed to \
+                 call_vars: replays would repeat call 2's value. Pass the bound variable to call_vars"
                     .into(),
             ));
         }
@@ -377,14 +371,8 @@ impl TinyJit {
                     OutputSource::Input(k) => bufs[*k].clone(),
                     OutputSource::Fresh(b) | OutputSource::State(b) => map(b),
                 };
-                let view = buffer_view(b, layout);
-                Tensor::from_uop(match dims {
-                    Some(dims) => {
-                        let pairs = dims.iter().map(|d| (Dim::Const(0), rebind(d, values))).collect();
-                        UOp::new(Ops::SHRINK, view.dtype(), vec![view], Arg::DimPairs(pairs))
-                    }
-                    None => view,
-                })
+                let dims: Option<Vec<Dim>> = dims.as_ref().map(|d| d.iter().map(|d| rebind(d, values)).collect());
+                Tensor::from_uop(buffer_view_dims(b, layout, dims.as_deref()))
             })
             .collect())
     }

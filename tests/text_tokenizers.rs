@@ -11,6 +11,19 @@ fn fixture(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(path)
 }
 
+/// The `(text, ids)` cases of a fixture folder's `reference.json`.
+fn reference_cases(dir: &str) -> Vec<(String, Vec<u32>)> {
+    let text = std::fs::read_to_string(fixture(dir).join("reference.json")).unwrap();
+    let reference: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ids = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+    reference["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["text"].as_str().unwrap().to_string(), ids(&c["ids"])))
+        .collect()
+}
+
 #[test]
 fn gguf_tokenizer_encodes_as_its_tokenizer_json() {
     let from_gguf = TextTokenizer::from_gguf(fixture("llm/llama-gguf/model.gguf")).unwrap();
@@ -41,12 +54,8 @@ fn a_gguf_without_a_tokenizer_is_an_error_that_says_what_to_do() {
 #[test]
 fn llama_bpe_pre_tokenizer_encodes_as_the_python_package() {
     let tok = TextTokenizer::from_gguf(fixture("gguf/llama-bpe/tokenizer.gguf")).unwrap();
-    let reference: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("gguf/llama-bpe/reference.json")).unwrap()).unwrap();
-    for case in reference["cases"].as_array().unwrap() {
-        let text = case["text"].as_str().unwrap();
-        let want: Vec<u32> = case["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
-        assert_eq!(tok.encode(text).unwrap(), want, "{text:?}");
+    for (text, want) in reference_cases("gguf/llama-bpe") {
+        assert_eq!(tok.encode(&text).unwrap(), want, "{text:?}");
     }
 }
 
@@ -56,12 +65,8 @@ fn llama_bpe_pre_tokenizer_encodes_as_the_python_package() {
 #[test]
 fn sentencepiece_gguf_tokenizer_encodes_as_sentencepiece() {
     let tok = TextTokenizer::from_gguf(fixture("gguf/llama-spm/tokenizer.gguf")).unwrap();
-    let reference: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("gguf/llama-spm/reference.json")).unwrap()).unwrap();
-    for case in reference["cases"].as_array().unwrap() {
-        let text = case["text"].as_str().unwrap();
-        let want: Vec<u32> = case["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
-        let ids = tok.encode(text).unwrap();
+    for (text, want) in reference_cases("gguf/llama-spm") {
+        let ids = tok.encode(&text).unwrap();
         assert_eq!(ids, want, "{text:?}");
         assert_eq!(tok.decode(&ids).unwrap(), text, "round trip of {text:?}");
     }

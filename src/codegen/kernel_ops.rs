@@ -66,6 +66,32 @@ pub fn gate_indexes(root: &UOp, needs: impl Fn(&UOp) -> bool, cond: &UOp) -> UOp
     new.get(root).cloned().unwrap_or_else(|| root.clone())
 }
 
+/// After a range was replaced by an expression of `outer` and `inner` (a split): every REDUCE
+/// that listed it (now a non-RANGE source) lists both parts instead, with its value passed
+/// through `value(reduce, value)` (a split that pads gates the extra iterations there).
+pub fn split_reduce_ranges(ast: &UOp, outer: &UOp, inner: &UOp, value: impl Fn(&UOp, &UOp) -> UOp) -> UOp {
+    let mut fix: FxHashMap<UOp, UOp> = FxHashMap::default();
+    for n in ast.toposort() {
+        if n.op() == Ops::REDUCE && n.src()[1..].iter().any(|s| s.op() != Ops::RANGE) {
+            let mut src = vec![value(&n, &n.src()[0])];
+            for s in &n.src()[1..] {
+                if s.op() == Ops::RANGE {
+                    src.push(s.clone());
+                } else {
+                    src.push(outer.clone());
+                    src.push(inner.clone());
+                }
+            }
+            fix.insert(n.clone(), n.with_src(src));
+        }
+    }
+    if fix.is_empty() {
+        ast.clone()
+    } else {
+        ast.substitute(&fix)
+    }
+}
+
 /// The REDUCE `red`'s op over `value` and `ranges`; with no ranges left, `value` itself.
 pub fn reduce_over(red: &UOp, value: UOp, ranges: &[UOp]) -> UOp {
     debug_assert_eq!(red.op(), Ops::REDUCE, "reduce_over on {:?}", red.op());

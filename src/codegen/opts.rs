@@ -13,7 +13,7 @@
 //! inner part, so neighbouring items read neighbouring elements; GROUPTOP the outer part, so
 //! each item reads one contiguous chunk).
 
-use super::kernel_ops::gate_indexes;
+use super::kernel_ops::{gate_indexes, split_reduce_ranges};
 use super::vector_rules::check_vector_axis;
 use crate::renderer::Target;
 use crate::uop::{AxisType, FxHashMap, Ops, UOp};
@@ -109,27 +109,7 @@ pub fn shift_to(ast: &UOp, range: &UOp, amount: i64, kind: AxisType, top: bool) 
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
     map.insert(range.clone(), replacement);
     // REDUCE sources list their ranges: both parts replace the old one there.
-    let sub = ast.substitute(&map);
-    let mut fix: FxHashMap<UOp, UOp> = FxHashMap::default();
-    for n in sub.toposort() {
-        if n.op() == Ops::REDUCE && n.src()[1..].iter().any(|s| s.op() != Ops::RANGE) {
-            let mut src = vec![n.src()[0].clone()];
-            for s in &n.src()[1..] {
-                if s.op() == Ops::RANGE {
-                    src.push(s.clone());
-                } else {
-                    src.push(outer.clone());
-                    src.push(inner.clone());
-                }
-            }
-            fix.insert(n.clone(), n.with_src(src));
-        }
-    }
-    if fix.is_empty() {
-        sub
-    } else {
-        sub.substitute(&fix)
-    }
+    split_reduce_ranges(&ast.substitute(&map), &outer, &inner, |_, value| value.clone())
 }
 
 /// Pads `range` (size n) to the next multiple of `amount`: the range runs to that size, every

@@ -5,7 +5,7 @@
 //! address depends on the loop are gated by `index < E`, and a REDUCE over it adds its identity
 //! there.
 
-use super::kernel_ops::gate_indexes;
+use super::kernel_ops::{gate_indexes, split_reduce_ranges};
 use crate::uop::{FxHashMap, Ops, UOp};
 
 /// Iterations of the `lane` part: one AVX-512 vector of f32 (two of AVX2's); GPUs map it to
@@ -33,26 +33,11 @@ fn split(ast: &UOp, range: &UOp) -> UOp {
     let valid = index.lt(&end);
     let mut map: FxHashMap<UOp, UOp> = FxHashMap::default();
     map.insert(range.clone(), index);
-    let sub = ast.substitute(&map);
-    // REDUCE sources list their ranges: both parts replace the old one there, and the
-    // iterations past the bound add the identity.
-    let mut fix: FxHashMap<UOp, UOp> = FxHashMap::default();
-    for n in sub.toposort() {
-        if n.op() == Ops::REDUCE && n.src()[1..].iter().any(|s| s.op() != Ops::RANGE) {
-            let crate::uop::Arg::Op(op) = n.arg() else { unreachable!("REDUCE without op") };
-            let identity = UOp::cnst(n.dtype(), op.reduce_identity(n.dtype()));
-            let mut src = vec![valid.where_(&n.src()[0], &identity)];
-            for s in &n.src()[1..] {
-                if s.op() == Ops::RANGE {
-                    src.push(s.clone());
-                } else {
-                    src.push(rest.clone());
-                    src.push(lane.clone());
-                }
-            }
-            fix.insert(n.clone(), n.with_src(src));
-        }
-    }
-    let sub = if fix.is_empty() { sub } else { sub.substitute(&fix) };
+    // REDUCEs over the loop reduce over both parts, the iterations past the bound adding the
+    // identity.
+    let sub = split_reduce_ranges(&ast.substitute(&map), &rest, &lane, |red, value| {
+        let crate::uop::Arg::Op(op) = red.arg() else { unreachable!("REDUCE without op") };
+        valid.where_(value, &UOp::cnst(red.dtype(), op.reduce_identity(red.dtype())))
+    });
     gate_indexes(&sub, |index| index.src()[1].toposort().contains(&lane), &valid)
 }

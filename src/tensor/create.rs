@@ -2,7 +2,7 @@
 
 use super::Tensor;
 use crate::runtime::Buffer;
-use crate::uop::{Arg, BufferHandle, ConstValue, DType, Element, Ops, UOp};
+use crate::uop::{Arg, BufferHandle, ConstValue, DType, Dim, Element, Ops, UOp};
 
 /// The DEVICE node for a device name.
 pub(crate) fn device_node(name: &str) -> UOp {
@@ -54,6 +54,19 @@ pub(crate) fn buffer_view(b: std::sync::Arc<Buffer>, shape: &[usize]) -> UOp {
         node
     } else {
         UOp::new(Ops::RESHAPE, dtype, vec![node], Arg::Shape(shape.to_vec()))
+    }
+}
+
+/// The node a realized tensor is: its buffer at the layout shape, and for symbolic lengths
+/// `dims` the leading block of them (a symbolic shape is stored at its largest value).
+pub(crate) fn buffer_view_dims(b: std::sync::Arc<Buffer>, layout: &[usize], dims: Option<&[Dim]>) -> UOp {
+    let view = buffer_view(b, layout);
+    match dims {
+        Some(dims) => {
+            let pairs = dims.iter().map(|d| (Dim::Const(0), d.clone())).collect();
+            UOp::new(Ops::SHRINK, view.dtype(), vec![view], Arg::DimPairs(pairs))
+        }
+        None => view,
     }
 }
 

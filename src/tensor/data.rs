@@ -1,12 +1,12 @@
 //! Realizing and reading data: `realize`, `to_vec`, `item`, `Display`.
 
-use super::create::buffer_view;
+use super::create::buffer_view_dims;
 use super::Tensor;
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::runtime::Buffer;
 use crate::uop::dtype::decode_element;
-use crate::uop::{Arg, ConstValue, Dim, Element, Ops};
+use crate::uop::{ConstValue, Element};
 use std::fmt;
 use std::sync::Arc;
 
@@ -45,15 +45,8 @@ impl Tensor {
         let bufs = engine::realize(&uops)?;
         for (t, b) in tensors.iter().zip(bufs) {
             let old = t.uop();
-            let view = buffer_view(b, old.shape());
-            // A symbolic shape is stored in the layout of its largest value: the tensor is the
-            // leading block of the symbolic lengths.
-            let view = if old.has_symbolic_shape() {
-                let pairs = old.sym_shape().into_iter().map(|d| (Dim::Const(0), d)).collect();
-                crate::UOp::new(Ops::SHRINK, view.dtype(), vec![view], Arg::DimPairs(pairs))
-            } else {
-                view
-            };
+            let dims = old.has_symbolic_shape().then(|| old.sym_shape());
+            let view = buffer_view_dims(b, old.shape(), dims.as_deref());
             let inner = t.read();
             let keep_graph = !inner.requires_grad && !inner.backward_done;
             drop(inner);

@@ -95,7 +95,8 @@ impl Tensor {
         Tensor::from_uop(UOp::new(op, dtype, src, Arg::None))
     }
 
-    /// `broadcast_to` for shapes with symbolic lengths.
+    /// Broadcasts `self` to `shape` (numpy rules: leading axes added, size-1 axes expanded);
+    /// lengths may be symbolic.
     pub fn broadcast_to_dims(&self, shape: &[Dim]) -> Tensor {
         let s = self.sym_shape();
         if s == shape {
@@ -109,26 +110,15 @@ impl Tensor {
 
     /// Broadcasts `self` to `shape` (numpy rules: leading axes added, size-1 axes expanded).
     pub fn broadcast_to(&self, shape: &[usize]) -> Tensor {
-        let s = self.shape();
-        if s == shape {
-            return self.clone();
-        }
-        let target = broadcast_shape("broadcast_to", &s, shape);
-        assert_eq!(target, shape, "broadcast_to: cannot broadcast {s:?} to {shape:?}");
-        let padded: Vec<usize> = std::iter::repeat_n(1, shape.len() - s.len()).chain(s).collect();
-        self.reshape(padded).expand(shape.to_vec())
+        self.broadcast_to_dims(&shape.iter().map(|&d| Dim::Const(d)).collect::<Vec<_>>())
     }
 
     /// Both operands broadcast to one shape and promoted to one dtype.
     pub(crate) fn broadcast_pair(&self, other: impl Operand, op: &str) -> (Tensor, Tensor) {
         let o = other.into_tensor(self);
         let dt = DType::promote(self.dtype(), o.dtype());
-        if self.is_symbolic() || o.is_symbolic() {
-            let shape = broadcast_dims(op, &self.sym_shape(), &o.sym_shape());
-            return (self.cast(dt).broadcast_to_dims(&shape), o.cast(dt).broadcast_to_dims(&shape));
-        }
-        let shape = broadcast_shape(op, &self.shape(), &o.shape());
-        (self.cast(dt).broadcast_to(&shape), o.cast(dt).broadcast_to(&shape))
+        let shape = broadcast_dims(op, &self.sym_shape(), &o.sym_shape());
+        (self.cast(dt).broadcast_to_dims(&shape), o.cast(dt).broadcast_to_dims(&shape))
     }
 
     pub(crate) fn binary(&self, op: Ops, other: impl Operand, name: &str) -> Tensor {
@@ -310,16 +300,10 @@ impl Tensor {
             (a, b)
         };
         let dt = DType::promote(a.dtype(), b.dtype());
-        if self.is_symbolic() || a.is_symbolic() || b.is_symbolic() {
-            let ab = broadcast_dims("where", &a.sym_shape(), &b.sym_shape());
-            let shape = broadcast_dims("where", &self.sym_shape(), &ab);
-            let c = self.cast(DType::BOOL).broadcast_to_dims(&shape);
-            let (a, b) = (a.cast(dt).broadcast_to_dims(&shape), b.cast(dt).broadcast_to_dims(&shape));
-            return Tensor::alu_node(Ops::WHERE, dt, &[&c, &a, &b]);
-        }
-        let shape = broadcast_shape("where", &broadcast_shape("where", &self.shape(), &a.shape()), &b.shape());
-        let c = self.cast(DType::BOOL).broadcast_to(&shape);
-        let (a, b) = (a.cast(dt).broadcast_to(&shape), b.cast(dt).broadcast_to(&shape));
+        let shape =
+            broadcast_dims("where", &broadcast_dims("where", &self.sym_shape(), &a.sym_shape()), &b.sym_shape());
+        let c = self.cast(DType::BOOL).broadcast_to_dims(&shape);
+        let (a, b) = (a.cast(dt).broadcast_to_dims(&shape), b.cast(dt).broadcast_to_dims(&shape));
         Tensor::alu_node(Ops::WHERE, dt, &[&c, &a, &b])
     }
 

@@ -38,7 +38,7 @@ pub use create::with_default_device;
 pub use loss::{CrossEntropyOpts, Reduction};
 pub use random::{is_skip_init, set_training, skip_init, train};
 
-pub(crate) use create::{buffer_view, default_device};
+pub(crate) use create::{buffer_view, buffer_view_dims, default_device};
 pub use elementwise::Operand;
 pub(crate) use grad::{add_gradients, custom_gradient, keep_zeros, tensors_requiring_grad, with_sources};
 pub use handle::Tensor;

@@ -45,32 +45,30 @@ impl Tensor {
     /// `reshape` to lengths that may be symbolic (the element counts must be equal
     /// expressions; a symbolic length keeps its own axis, with axes of length 1 around it).
     pub fn reshape_dims(&self, shape: &[Dim]) -> Tensor {
-        if shape.iter().all(|d| d.as_const().is_some()) && !self.is_symbolic() {
-            return self.reshape(shape.iter().map(|d| d.max()).collect::<Vec<_>>());
+        match numbers(shape) {
+            Some(s) if !self.is_symbolic() => self.reshape(s),
+            _ => self.movement_to_dims(Ops::RESHAPE, shape),
         }
-        if self.sym_shape() == shape {
-            return self.clone();
-        }
-        let arg = match shape.iter().map(Dim::as_const).collect::<Option<Vec<usize>>>() {
-            Some(s) => Arg::Shape(s),
-            None => Arg::DimShape(shape.to_vec()),
-        };
-        self.movement(Ops::RESHAPE, arg)
     }
 
     /// `expand` to lengths that may be symbolic (size-1 axes broadcast; no new leading axes).
     pub fn expand_to_dims(&self, shape: &[Dim]) -> Tensor {
-        if shape.iter().all(|d| d.as_const().is_some()) && !self.is_symbolic() {
-            return self.expand(shape.iter().map(|d| d.max()).collect::<Vec<_>>());
+        match numbers(shape) {
+            Some(s) if !self.is_symbolic() => self.expand(s),
+            _ => self.movement_to_dims(Ops::EXPAND, shape),
         }
+    }
+
+    /// RESHAPE or EXPAND of a symbolic tensor or to symbolic lengths.
+    fn movement_to_dims(&self, op: Ops, shape: &[Dim]) -> Tensor {
         if self.sym_shape() == shape {
             return self.clone();
         }
-        let arg = match shape.iter().map(Dim::as_const).collect::<Option<Vec<usize>>>() {
+        let arg = match numbers(shape) {
             Some(s) => Arg::Shape(s),
             None => Arg::DimShape(shape.to_vec()),
         };
-        self.movement(Ops::EXPAND, arg)
+        self.movement(op, arg)
     }
 
     /// Reorders the axes: output axis `i` is input axis `order[i]`.
@@ -335,4 +333,9 @@ impl Tensor {
             self.contiguous()
         }
     }
+}
+
+/// The lengths as numbers, when none is symbolic.
+fn numbers(shape: &[Dim]) -> Option<Vec<usize>> {
+    shape.iter().map(Dim::as_const).collect()
 }

@@ -32,12 +32,6 @@ impl Variable {
         Variable(UOp::new(Ops::DEFINE_VAR, DIM_DTYPE, vec![], Arg::Var(name.into(), min, max)))
     }
 
-    /// The variable of a DEFINE_VAR node.
-    pub(crate) fn from_uop(u: &UOp) -> Variable {
-        assert_eq!(u.op(), Ops::DEFINE_VAR, "not a variable");
-        Variable(u.clone())
-    }
-
     pub fn name(&self) -> Arc<str> {
         match self.0.arg() {
             Arg::Var(n, _, _) => n.clone(),
@@ -134,23 +128,13 @@ impl Dim {
         match self {
             Dim::Const(v) => Some(*v),
             Dim::Sym(u) => {
-                let vals = bound_values(u);
-                let map: FxHashMap<UOp, UOp> = u
-                    .toposort()
-                    .into_iter()
-                    .filter(|n| n.op() == Ops::DEFINE_VAR)
-                    .map(|n| {
-                        let name = var_name(&n);
-                        vals.iter().find(|(k, _)| *k == name).map(|(_, v)| (n, UOp::int(DIM_DTYPE, *v)))
-                    })
-                    .collect::<Option<_>>()?;
-                let strip: FxHashMap<UOp, UOp> = u
+                let values: FxHashMap<UOp, UOp> = u
                     .toposort()
                     .into_iter()
                     .filter(|n| n.op() == Ops::BIND)
-                    .map(|n| (n.clone(), n.src()[0].clone()))
+                    .map(|b| (b.clone(), b.src()[1].clone()))
                     .collect();
-                match simplify(&u.substitute(&strip).substitute(&map)).const_value() {
+                match simplify(&u.substitute(&values)).const_value() {
                     Some(ConstValue::Int(v)) => Some(v.max(0) as usize),
                     _ => None,
                 }
@@ -209,20 +193,25 @@ pub(crate) fn var_name(u: &UOp) -> Arc<str> {
     }
 }
 
-/// The `(name, value)` of every BIND under `u`, sorted by name; a variable bound to two
-/// different values panics, naming both.
-pub(crate) fn bound_values(u: &UOp) -> Vec<(Arc<str>, i64)> {
-    let mut out: Vec<(Arc<str>, i64)> = Vec::new();
-    for n in u.toposort().into_iter().filter(|n| n.op() == Ops::BIND) {
-        add_binding(&mut out, &n);
+/// The value of a BIND node.
+fn bound_value(b: &UOp) -> i64 {
+    match b.src()[1].const_value() {
+        Some(ConstValue::Int(v)) => v,
+        _ => panic!("BIND without a constant value"),
     }
-    out
+}
+
+/// The variable and value of a `Variable::bind` result; `None` for any other dimension.
+pub(crate) fn binding(d: &Dim) -> Option<(Variable, i64)> {
+    match d {
+        Dim::Sym(u) if u.op() == Ops::BIND => Some((Variable(u.src()[0].clone()), bound_value(u))),
+        _ => None,
+    }
 }
 
 /// Adds the binding of the BIND node `b` to `vals` (kept sorted by name).
 pub(crate) fn add_binding(vals: &mut Vec<(Arc<str>, i64)>, b: &UOp) {
-    let name = var_name(&b.src()[0]);
-    let Some(ConstValue::Int(v)) = b.src()[1].const_value() else { panic!("BIND without a constant value") };
+    let (name, v) = (var_name(&b.src()[0]), bound_value(b));
     match vals.binary_search_by(|(k, _)| k.cmp(&name)) {
         Ok(i) if vals[i].1 != v => {
             panic!("variable {name:?} is bound to two values in one realize: {} and {v}", vals[i].1)
