@@ -43,3 +43,96 @@ fn constant_folding_casts_the_same_way() {
         }
     });
 }
+
+/// f32 bit patterns to narrow: a sweep over every exponent with varied mantissas, plus the
+/// rounding and overflow boundaries of f16 and bf16 (ties, the subnormal edge, 65504's).
+fn narrowing_cases() -> Vec<u32> {
+    let mut bits: Vec<u32> = (0..1u64 << 32).step_by(65_537).map(|x| x as u32).collect();
+    bits.extend([
+        0x3300_0000,
+        0x3300_0001,
+        0x387f_c000,
+        0x387f_e000,
+        0x3880_0000,
+        0x477f_efff,
+        0x477f_f000,
+        0x7f7f_ffff,
+        0x7f80_0000,
+        0x7f80_0001,
+        0xff80_0000,
+        0x0000_0001,
+        0x3f80_8000,
+        0x3f81_8000,
+        0x7fff_ffff,
+        0x8000_0000,
+    ]);
+    // A whole number of 16-lane vectors, so the CPU kernel runs its vector form throughout.
+    bits.truncate(bits.len() / 16 * 16);
+    bits
+}
+
+#[test]
+fn sixteen_bit_floats_convert_bit_exactly_lane_by_lane_and_as_vectors() {
+    let all: Vec<u16> = (0..=u16::MAX).collect();
+    let narrow = narrowing_cases();
+    for_each_device(|dev| {
+        for dt in [DType::BF16, DType::F16] {
+            let widen = |b: u16| {
+                if dt == DType::BF16 {
+                    half::bf16::from_bits(b).to_f32()
+                } else {
+                    half::f16::from_bits(b).to_f32()
+                }
+            };
+            let shorten = |x: f32| {
+                if dt == DType::BF16 {
+                    half::bf16::from_f32(x).to_bits()
+                } else {
+                    half::f16::from_f32(x).to_bits()
+                }
+            };
+            let wide: Vec<f32> =
+                Tensor::from_vec(all.clone(), [all.len()]).bitcast(dt).cast(DType::F32).to_vec().unwrap();
+            for (&b, &got) in all.iter().zip(&wide) {
+                let want = widen(b);
+                assert!(
+                    got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                    "{dt:?} {b:#06x} -> f32 on {dev}: {got} (want {want})"
+                );
+            }
+            let src = Tensor::from_vec(narrow.clone(), [narrow.len()]).bitcast(DType::F32);
+            let short: Vec<u16> = src.cast(dt).bitcast(DType::U16).to_vec().unwrap();
+            for (&u, &got) in narrow.iter().zip(&short) {
+                let x = f32::from_bits(u);
+                if x.is_nan() {
+                    // A NaN stays a NaN (its payload bits are not specified).
+                    assert!(widen(got).is_nan(), "f32 NaN ({u:#010x}) -> {dt:?} on {dev}: {got:#06x}");
+                } else {
+                    assert_eq!(got, shorten(x), "f32 {x} ({u:#010x}) -> {dt:?} on {dev}");
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn cpu_kernels_load_and_convert_sixteen_bit_floats_as_vectors() {
+    use ferrograd::codegen::get_program;
+    use ferrograd::runtime::get_device;
+    use ferrograd::schedule::create_schedule;
+    let dev = get_device("CPU").expect("the CPU device");
+    if dev.renderer().target().simd_bytes < 16 {
+        return; // no SIMD vectors on this machine
+    }
+    // A bf16 weight times f32 activations (a decode step's matrix-vector product), and f32
+    // values stored as f16.
+    let w = Tensor::randn([256, 512]).cast(DType::BF16).realize().unwrap();
+    let x = Tensor::randn([1, 512]);
+    let y = x.matmul(&w.cast(DType::F32).t());
+    let h = Tensor::randn([4096]).realize().unwrap().mul(2.0).cast(DType::F16);
+    for (t, helper) in [(&y, "__bf2f_v"), (&h, "__f2h_v")] {
+        let items = create_schedule(&[t.uop()]).items;
+        let srcs: Vec<String> = items.iter().map(|i| get_program(&i.ast, dev.renderer(), None).src).collect();
+        assert!(srcs.iter().any(|s| s.contains(&format!("= {helper}"))), "no {helper} call in:\n{}", srcs.join("\n"));
+    }
+}

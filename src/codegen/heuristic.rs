@@ -9,8 +9,9 @@
 
 use super::kernel_ops::{pow2_divisor, unit_stride};
 use super::opts::{kernel_ranges, Opt, OptKind};
+use super::vector_rules::is_half;
 use crate::renderer::Target;
-use crate::uop::{AxisType, Ops, Scalar, UOp};
+use crate::uop::{AxisType, Ops, UOp};
 
 /// Work (loop iterations) below which threading costs more than it saves.
 const MIN_THREAD_WORK: i64 = 1 << 16;
@@ -84,13 +85,14 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         let simd = if target.simd_bytes > 0 { simd_axis(ast, &outputs, &size_of, target) } else { None };
         // Gated loads (padding, transposed convolutions) along the SIMD axis defeat wide
         // tiles: keep those kernels on small 4-wide tiles.
-        // So do 16-bit floats, which have no vector form (each element converts through f32):
-        // a wide tile of them is a long scalar program that takes the C compiler seconds.
+        // So does arithmetic on 16-bit floats, which has no vector form (each element converts
+        // through f32; only their loads, stores and casts to and from f32 are vector ops): a
+        // wide tile of it is a long scalar program that takes the C compiler seconds.
         let gated = ast.toposort().iter().any(|n| {
             (n.op() == Ops::INDEX
                 && n.src().len() > 2
                 && simd.as_ref().is_none_or(|r| n.src()[2].toposort().contains(r)))
-                || matches!(n.dtype().scalar, Scalar::F16 | Scalar::BF16)
+                || (is_half(n.dtype()) && (n.op().is_alu() || n.op() == Ops::REDUCE || simd.is_none()))
         });
         // The SIMD axis as wide as two 16-lane vectors; the other axis up to 8 (8x32 keeps 16
         // vector accumulators in registers: enough independent FMA chains to fill two FMA

@@ -6,20 +6,34 @@ use super::kernel_ops::unit_stride;
 use crate::renderer::Target;
 use crate::uop::{Arg, AxisType, DType, Ops, Scalar, UOp};
 
-/// Element types that live in vector registers (no bools, no 16-bit floats).
+/// Element types vector arithmetic works on (no bools, no 16-bit floats).
 pub fn vector_element(dt: DType) -> bool {
     matches!(dt.scalar, Scalar::F32 | Scalar::F64 | Scalar::I32 | Scalar::U32 | Scalar::I64 | Scalar::U64)
 }
 
-/// The lanes one vector of the kernel's widest float holds, or `None` where the kernel has
-/// 16-bit floats (they are not vector elements).
-pub fn max_lanes(ast: &UOp, target: &Target) -> Option<i64> {
+/// 16-bit floats: stored as 16-bit integers and computed in f32.
+pub fn is_half(dt: DType) -> bool {
+    matches!(dt.scalar, Scalar::F16 | Scalar::BF16)
+}
+
+/// Element types vector loads and stores move: the arithmetic ones and 16-bit floats (a
+/// vector of those converts to and from an f32 vector with one vector CAST).
+pub fn vector_memory_element(dt: DType) -> bool {
+    vector_element(dt) || is_half(dt)
+}
+
+/// A CAST with a vector form: between 16-bit floats and f32 (the weights of a model kept in
+/// bf16 convert as they are loaded).
+pub fn vector_cast(from: DType, to: DType) -> bool {
+    (is_half(from) && to.scalar == Scalar::F32) || (from.scalar == Scalar::F32 && is_half(to))
+}
+
+/// The lanes one vector of the kernel's widest float holds (16-bit floats count as the f32
+/// they compute in).
+pub fn max_lanes(ast: &UOp, target: &Target) -> i64 {
     let topo = ast.toposort();
-    if topo.iter().any(|n| matches!(n.dtype().scalar, Scalar::F16 | Scalar::BF16)) {
-        return None;
-    }
     let widest = topo.iter().filter(|n| n.dtype().is_float()).map(|n| n.dtype().itemsize()).max().unwrap_or(4).max(4);
-    Some((target.simd_bytes / widest) as i64)
+    (target.simd_bytes / widest) as i64
 }
 
 /// The float sum whose UNROLL axis `unroll` can keep one partial sum per vector lane: the one
@@ -42,7 +56,7 @@ pub fn lane_sum_reduce(ast: &UOp, unroll: &UOp, target: &Target) -> Result<UOp, 
             continue;
         }
         let gate_moves = index.src().get(2).is_some_and(|g| g.toposort().contains(unroll));
-        if gate_moves || !unit_stride(&index.src()[1], unroll) || !vector_element(l.dtype()) {
+        if gate_moves || !unit_stride(&index.src()[1], unroll) || !vector_memory_element(l.dtype()) {
             return Err("per-lane sums need every load along the axis to be contiguous and ungated".into());
         }
     }
@@ -54,7 +68,7 @@ pub fn lane_sum_reduce(ast: &UOp, unroll: &UOp, target: &Target) -> Result<UOp, 
 /// the kernel's widest float.
 pub fn check_vector_axis(ast: &UOp, axis: &UOp, target: &Target) -> Result<(), String> {
     let lanes = axis.range_size();
-    let max = max_lanes(ast, target).ok_or_else(|| "16-bit floats do not live in vectors".to_string())?;
+    let max = max_lanes(ast, target);
     if lanes > max {
         return Err(format!("{lanes} lanes of this kernel's widest float are more than a vector holds ({max})"));
     }

@@ -13,7 +13,9 @@
 
 use super::kernel_ops::{pow2_divisor, reduce_over};
 use super::opts::{kernel_ranges, shift_to, VectorChoice};
-use super::vector_rules::{check_vector_axis, lane_sum_reduce, max_lanes, vector_element};
+use super::vector_rules::{
+    check_vector_axis, lane_sum_reduce, max_lanes, vector_cast, vector_element, vector_memory_element,
+};
 use crate::renderer::Target;
 use crate::uop::symbolic::simplify;
 use crate::uop::{Arg, AxisType, DType, FxHashMap, Ops, Scalar, UOp};
@@ -55,7 +57,8 @@ impl Lanes {
 /// vector types) support; and on f32 lanes MAX, comparisons (a vector of lane masks), WHERE
 /// and EXP2 (the C prelude's polynomial), so that a tail such as ReLU, tanh, softmax's `exp`
 /// or an erf-GELU after a vectorized reduce stays one vector op per vector instead of one
-/// scalar op per lane.
+/// scalar op per lane; and casts between 16-bit floats and f32, so that a bf16 weight is
+/// loaded and widened a vector at a time.
 fn vector_alu(n: &UOp) -> bool {
     let f32_lanes = |d: DType| d.scalar == Scalar::F32;
     match n.op() {
@@ -64,6 +67,7 @@ fn vector_alu(n: &UOp) -> bool {
         }
         Ops::MAX | Ops::WHERE | Ops::EXP2 => f32_lanes(n.dtype()),
         Ops::CMPLT | Ops::CMPNE | Ops::CMPEQ => f32_lanes(n.src()[0].dtype()),
+        Ops::CAST => vector_cast(n.src()[0].dtype(), n.dtype()),
         _ => false,
     }
 }
@@ -92,7 +96,7 @@ fn default_vector_axis(ast: &UOp, target: &Target) -> Option<(UOp, UOp)> {
     if target.simd_bytes == 0 {
         return None;
     }
-    let max_lanes = max_lanes(ast, target)?;
+    let max_lanes = max_lanes(ast, target);
     let Some(axis) = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Upcast).last() else {
         let unroll = kernel_ranges(ast).into_iter().filter(|r| r.range_arg().1 == AxisType::Unroll).last()?;
         let lanes = unroll.range_size();
@@ -198,7 +202,7 @@ fn contiguous(index: &Lanes, w: usize) -> Option<UOp> {
 
 fn load(n: &UOp, index: &Lanes, w: usize) -> Lanes {
     match contiguous(index, w) {
-        Some(first) if vector_element(n.dtype()) => {
+        Some(first) if vector_memory_element(n.dtype()) => {
             Lanes::Vector(UOp::new(Ops::LOAD, n.dtype().vec(w as u8), vec![first], n.arg().clone()))
         }
         _ => per_lane(n, std::slice::from_ref(index), w),
@@ -208,7 +212,7 @@ fn load(n: &UOp, index: &Lanes, w: usize) -> Lanes {
 fn store(n: &UOp, index: &Lanes, value: &Lanes, w: usize) -> Lanes {
     let dt = n.src()[1].dtype();
     match contiguous(index, w) {
-        Some(first) if vector_element(dt) => Lanes::Same(n.with_src(vec![first, value.vector(w)])),
+        Some(first) if vector_memory_element(dt) => Lanes::Same(n.with_src(vec![first, value.vector(w)])),
         _ => per_lane(n, &[index.clone(), value.clone()], w),
     }
 }

@@ -67,6 +67,17 @@ pub(super) fn unparenthesized_literal(
 /// Converts expression `x` of dtype `from` to `to` with C semantics, going through float for
 /// the 16-bit float types.
 pub(super) fn c_cast(x: &str, from: DType, to: DType, d: &CDialect) -> String {
+    if to.count > 1 {
+        // Vectors cast only between 16-bit floats and f32 (`vector.rs` defines the helpers).
+        let name = match (from.scalar, to.scalar) {
+            (Scalar::BF16, Scalar::F32) => "bf2f",
+            (Scalar::F16, Scalar::F32) => "h2f",
+            (Scalar::F32, Scalar::BF16) => "f2bf",
+            (Scalar::F32, Scalar::F16) => "f2h",
+            _ => panic!("C renderer: no vector cast from {from:?} to {to:?}"),
+        };
+        return format!("__{name}_v{}({x})", to.count);
+    }
     let as_float = match from.scalar {
         Scalar::F16 => format!("__h2f({x})"),
         Scalar::BF16 => format!("__bf2f({x})"),

@@ -28,6 +28,10 @@ pub(super) fn vector_typedef(dt: DType, type_name: fn(DType) -> &'static str) ->
     if dt.scalar == Scalar::Bool {
         return mask_typedef(n);
     }
+    if matches!(dt.scalar, Scalar::F16 | Scalar::BF16) {
+        // Stored as 16-bit integers: the same vector type as u16's.
+        return vector_typedef(DType::U16.vec(dt.count), type_name);
+    }
     let size = dt.base().itemsize() * n;
     let align = dt.base().itemsize();
     // The helpers list every lane (no loops): the compilers' loop vectorizers are off (see
@@ -58,7 +62,13 @@ pub(super) fn vector_typedef(dt: DType, type_name: fn(DType) -> &'static str) ->
              static inline __attribute__((always_inline)) {name} __max_{name}({name} a, {name} b) \
              {{ return __where_{name}(a < b, b, a); }}\n"
         ));
+        out.push_str(&format!(
+            "typedef unsigned int __fg_vu{n} __attribute__((vector_size({}), aligned(4)));\n",
+            4 * n
+        ));
         out.push_str(&exp2_helper(&name, n));
+        out.push_str(&vector_typedef(DType::U16.vec(dt.count), type_name));
+        out.push_str(&half_conversions(&name, n));
     }
     out.push_str("#endif\n");
     out
@@ -71,7 +81,6 @@ fn exp2_helper(name: &str, n: usize) -> String {
     let (u, b) = (format!("__fg_vu{n}"), format!("vbool{n}"));
     format!(
         "#ifdef FG_EXP2_POLY\n\
-         typedef unsigned int {u} __attribute__((vector_size({size}), aligned(4)));\n\
          static inline __attribute__((always_inline)) {name} __exp2_{name}({name} x) {{\n\
          \x20 {name} lo = __bcast_{name}(-160.0f), hi = __bcast_{name}(130.0f), m = __bcast_{name}(12582912.0f);\n\
          \x20 {name} c = __where_{name}(x < lo, lo, x);\n\
@@ -82,7 +91,44 @@ fn exp2_helper(name: &str, n: usize) -> String {
          \x20 {b} k = ({b})(({u})big - ({u})m);\n\
          \x20 {b} k1 = k >> 1, k2 = k - k1;\n\
          \x20 {name} r = p * ({name})((({u})(k1 + 127)) << 23) * ({name})((({u})(k2 + 127)) << 23);\n\
-         \x20 return __where_{name}(x != x, x, r);\n}}\n#endif\n",
-        size = 4 * n
+         \x20 return __where_{name}(x != x, x, r);\n}}\n#endif\n"
+    )
+}
+
+/// Conversions between `n` 16-bit floats (a `vunsigned_short{n}` of their bits) and an f32
+/// vector `name`, lane for lane the prelude's `__bf2f`, `__f2bf`, `__h2f` and `__f2h` written
+/// with vector operations (bit-exact with them, and with the `half` crate): a bf16 weight is
+/// widened by one shift, with no per-lane calls. `__FG_SEL` selects bits by a lane mask.
+fn half_conversions(name: &str, n: usize) -> String {
+    let (h, u, b) = (format!("vunsigned_short{n}"), format!("__fg_vu{n}"), format!("vbool{n}"));
+    let f = "static inline __attribute__((always_inline))";
+    format!(
+        "#ifndef __FG_SEL\n#define __FG_SEL(B, M, X, Y) (((M) & (B)(X)) | (~(M) & (B)(Y)))\n#endif\n\
+         {f} {name} __bf2f_v{n}({h} x) {{ return ({name})(__builtin_convertvector(x, {u}) << 16); }}\n\
+         {f} {h} __f2bf_v{n}({name} x) {{\n\
+         \x20 {u} v = ({u})x;\n\
+         \x20 {u} nan = (v >> 16) | 0x40u, rounded = (v + 0x7fffu + ((v >> 16) & 1u)) >> 16;\n\
+         \x20 {b} m = ({b})((v & 0x7fffffffu) > 0x7f800000u);\n\
+         \x20 return __builtin_convertvector(({u})__FG_SEL({b}, m, nan, rounded), {h});\n}}\n\
+         {f} {name} __h2f_v{n}({h} x) {{\n\
+         \x20 {u} w = __builtin_convertvector(x, {u});\n\
+         \x20 {u} s = (w & 0x8000u) << 16, e = (w >> 10) & 0x1fu, m = w & 0x3ffu;\n\
+         \x20 {u} sub = s | ({u})(__builtin_convertvector(m, {name}) * 5.9604644775390625e-8f);\n\
+         \x20 {u} expo = ({u})__FG_SEL({b}, ({b})(e == 31u), 0x7f800000u + ({u}){{0}}, (e + 112u) << 23);\n\
+         \x20 {u} nrm = s | expo | (m << 13);\n\
+         \x20 return ({name})__FG_SEL({b}, ({b})(e == 0u), sub, nrm);\n}}\n\
+         {f} {h} __f2h_v{n}({name} x) {{\n\
+         \x20 {u} v = ({u})x;\n\
+         \x20 {u} s = (v >> 16) & 0x8000u, a = v & 0x7fffffffu;\n\
+         \x20 {b} small = ({b})(a < 0x38800000u);\n\
+         \x20 /* the subnormal's bits: a * 2^24 (below 1024), rounded half to even by adding and\n\
+         \x20    subtracting 1.5 * 2^23 */\n\
+         \x20 {name} t = ({name})({u})__FG_SEL({b}, small, a, ({u}){{0}}) * 16777216.0f;\n\
+         \x20 {u} sub = __builtin_convertvector((t + 12582912.0f) - 12582912.0f, {u});\n\
+         \x20 {u} nrm = (a - 0x38000000u + 0x0fffu + ((a >> 13) & 1u)) >> 13;\n\
+         \x20 {u} r = ({u})__FG_SEL({b}, small, sub, nrm);\n\
+         \x20 r = ({u})__FG_SEL({b}, ({b})(a >= 0x477ff000u), 0x7c00u + ({u}){{0}}, r);\n\
+         \x20 r = ({u})__FG_SEL({b}, ({b})(a > 0x7f800000u), 0x7e00u + ({u}){{0}}, r);\n\
+         \x20 return __builtin_convertvector(s | r, {h});\n}}\n"
     )
 }
