@@ -12,7 +12,7 @@
 //! `--top-p P`, `--seed S`, `--no-cache`, `--no-jit`. `--bench` runs the model in DIR (made by
 //! `bench/llm.sh`, which runs PyTorch on the same weights) or random weights of LLaMA-3.2-1B's
 //! shape with `--layers N` (default 16); `--prompt-len N` (512) and `--tokens N` (128);
-//! `--keep-16bit` keeps a bf16/f16 folder's weights 16-bit in memory.
+//! A bf16/f16 folder's weights stay 16-bit in memory; `--f32` converts them to f32 on load.
 
 use ferrograd::models::llama::LlamaConfig;
 use ferrograd::models::{generate, load_causal_lm, CausalLm, GenerateOpts, Generated, Llama};
@@ -27,13 +27,13 @@ struct Args {
     tokens: Option<usize>,
     opts: GenerateOpts,
     bench: bool,
-    keep_16bit: bool,
+    to_f32: bool,
     layers: usize,
     prompt_len: usize,
 }
 
 fn usage(message: &str) -> ! {
-    eprintln!("llama: {message}\nusage: llama DIR|FILE.gguf [--prompt TEXT | --ids 1,2,3] [--tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--no-cache] [--no-jit]\n       llama --bench [DIR] [--keep-16bit] [--layers N] [--prompt-len N] [--tokens N]");
+    eprintln!("llama: {message}\nusage: llama DIR|FILE.gguf [--prompt TEXT | --ids 1,2,3] [--tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--no-cache] [--no-jit]\n       llama --bench [DIR] [--f32] [--layers N] [--prompt-len N] [--tokens N]");
     std::process::exit(2)
 }
 
@@ -45,7 +45,7 @@ fn parse_args() -> Args {
         tokens: None,
         opts: GenerateOpts::default(),
         bench: false,
-        keep_16bit: false,
+        to_f32: false,
         layers: 16,
         prompt_len: 512,
     };
@@ -68,7 +68,7 @@ fn parse_args() -> Args {
             "--no-cache" => a.opts.kv_cache = false,
             "--no-jit" => a.opts.jit = false,
             "--bench" => a.bench = true,
-            "--keep-16bit" => a.keep_16bit = true,
+            "--f32" => a.to_f32 = true,
             "--layers" => a.layers = num("--layers", it.next()),
             "--prompt-len" => a.prompt_len = num("--prompt-len", it.next()),
             s if s.starts_with("--") => usage(&format!("unknown option {s}")),
@@ -165,7 +165,7 @@ fn bench(args: &Args) -> ferrograd::Result<()> {
     let started = Instant::now();
     // The model folder bench/llm.sh made (so PyTorch runs the same weights), or random weights.
     let (model, source) = match &args.dir {
-        Some(dir) => (Llama::from_pretrained_with(dir, args.keep_16bit)?, format!("loaded from {dir}")),
+        Some(dir) => (Llama::from_pretrained_with(dir, !args.to_f32)?, format!("loaded from {dir}")),
         None => {
             Tensor::manual_seed(0);
             let config = LlamaConfig { num_hidden_layers: args.layers, ..LlamaConfig::llama_3_2_1b() };

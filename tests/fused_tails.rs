@@ -89,3 +89,32 @@ fn flop_counts_match_hand_counts_with_fused_tails() {
     let pooled = conv.relu().max_pool2d(2, &PoolOpts::default());
     assert_eq!(flops(&pooled), conv_flops + 2 * outs as u64, "conv2d + relu + max_pool2d");
 }
+
+/// Attention's output, divided by each head's softmax sum as the output projection reads it (a
+/// decode step): the matrix-vector product keeps its per-lane partial sums, with the head's sum
+/// loaded once per step for every lane (it used to fall back to a scalar sum, 4-6x slower).
+#[test]
+fn a_matrix_vector_product_with_a_per_group_scale_on_its_input_stays_vectorized() {
+    let dev = get_device("CPU").expect("the CPU device");
+    if dev.renderer().target().simd_bytes < 16 {
+        return; // no SIMD vectors on this machine
+    }
+    let (heads, dim) = (8, 64);
+    let v: Vec<f32> = (0..heads * dim).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+    let s: Vec<f32> = (0..heads).map(|h| 1.0 + h as f32).collect();
+    let w: Vec<f32> = (0..96 * heads * dim).map(|i| ((i * 53 % 97) as f32 - 48.0) / 48.0).collect();
+    let attn = Tensor::from_vec(v.clone(), [heads, 1, dim]).div(Tensor::from_vec(s.clone(), [heads, 1, 1]));
+    let wt = Tensor::from_vec(w.clone(), [96, heads * dim]).realize().unwrap();
+    let y = attn.reshape([1, heads * dim]).matmul(&wt.t());
+    let items = create_schedule(&[y.uop()]).items;
+    let srcs: Vec<String> = items.iter().map(|i| get_program(&i.ast, dev.renderer(), None).src).collect();
+    assert_eq!(srcs.len(), 1, "the division fuses into the product");
+    let vector_acc = srcs[0].lines().any(|l| l.trim_start().starts_with("vfloat") && l.trim_end().ends_with(" acc0;"));
+    assert!(vector_acc, "no vector accumulator:\n{}", srcs[0]);
+    let got: Vec<f32> = y.to_vec().unwrap();
+    for (o, g) in got.iter().enumerate() {
+        let want: f64 =
+            (0..heads * dim).map(|k| v[k] as f64 / s[k / dim] as f64 * w[o * heads * dim + k] as f64).sum();
+        assert!((*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()), "output {o}: {g} (want {want})");
+    }
+}

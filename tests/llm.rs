@@ -69,15 +69,21 @@ fn check_model<M: CausalLm + 'static>(name: &str, model: M) {
 
 #[test]
 fn llama3_with_gqa_scaled_rope_tied_bf16_matches_transformers() {
+    // Loaded as stored (the default), the bf16 weights stay bf16 in memory (cast inside the
+    // kernels); converted, they are f32 parameters.
+    let stored_bytes = |model: &Llama| -> (usize, usize) {
+        let state = ferrograd::nn::state_dict(model);
+        (state.values().map(ferrograd::nn::stored_bytes).sum(), state.values().map(|t| t.numel()).sum())
+    };
     let model = Llama::from_pretrained(fixture_dir("llama")).unwrap();
     assert!(model.lm_head.is_none() && model.config.num_key_value_heads == 2);
     assert!(matches!(model.config.rope_scaling, RopeScaling::Llama3 { .. }));
-    check_model("llama", model);
-    // Loaded as stored, the bf16 weights stay bf16 in memory (cast inside the kernels).
-    let model = Llama::from_pretrained_with(fixture_dir("llama"), true).unwrap();
-    let stored: usize = ferrograd::nn::state_dict(&model).values().map(ferrograd::nn::stored_bytes).sum();
-    let params: usize = ferrograd::nn::state_dict(&model).values().map(|t| t.numel()).sum();
+    let (stored, params) = stored_bytes(&model);
     assert_eq!(stored, params * 2, "bf16 weights take 2 bytes each");
+    check_model("llama", model);
+    let model = Llama::from_pretrained_with(fixture_dir("llama"), false).unwrap();
+    let (stored, params) = stored_bytes(&model);
+    assert_eq!(stored, params * 4, "converted weights take 4 bytes each");
     check_model("llama", model);
 }
 

@@ -110,6 +110,18 @@ pub fn unit_stride(index: &UOp, r: &UOp) -> bool {
     crate::uop::symbolic::simplify(&(&index.substitute(&next) - index)).as_int() == Some(1)
 }
 
+/// Whether `index` is the same address at every value of range `r` (a per-head scale read
+/// at `(i * 16 + lane) / 64` inside a 16-lane axis): each value substituted and simplified.
+pub fn same_at_every_step(index: &UOp, r: &UOp) -> bool {
+    let at = |k: i64| {
+        let mut m: FxHashMap<UOp, UOp> = FxHashMap::default();
+        m.insert(r.clone(), UOp::int(r.dtype(), k));
+        crate::uop::symbolic::simplify(&index.substitute(&m))
+    };
+    let first = at(0);
+    (1..r.range_size()).all(|k| at(k) == first)
+}
+
 /// The largest power of two that divides `n` and is at most `max` (at least 1): how many vector
 /// lanes or work-group items an axis of `n` can be split into.
 pub fn pow2_divisor(n: i64, max: i64) -> i64 {

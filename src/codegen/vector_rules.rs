@@ -2,7 +2,7 @@
 //! when the opt is applied (`opts::apply_opt`), when BEAM proposes it (`opts::candidate_opts`)
 //! and when the `vector_axis` pass runs (`vectorize.rs`).
 
-use super::kernel_ops::unit_stride;
+use super::kernel_ops::{same_at_every_step, unit_stride};
 use crate::renderer::Target;
 use crate::uop::{Arg, AxisType, DType, Ops, Scalar, UOp};
 
@@ -38,7 +38,7 @@ pub fn max_lanes(ast: &UOp, target: &Target) -> i64 {
 
 /// The float sum whose UNROLL axis `unroll` can keep one partial sum per vector lane: the one
 /// REDUCE over it, a float ADD of vector elements, whose every load along the axis is
-/// contiguous and ungated; or why not.
+/// contiguous or reads one address for all lanes, and ungated; or why not.
 pub fn lane_sum_reduce(ast: &UOp, unroll: &UOp, target: &Target) -> Result<UOp, String> {
     let lanes = unroll.range_size();
     let topo = ast.toposort();
@@ -56,8 +56,14 @@ pub fn lane_sum_reduce(ast: &UOp, unroll: &UOp, target: &Target) -> Result<UOp, 
             continue;
         }
         let gate_moves = index.src().get(2).is_some_and(|g| g.toposort().contains(unroll));
+        if !gate_moves && same_at_every_step(&index.src()[1], unroll) {
+            continue; // one value broadcast to every lane
+        }
         if gate_moves || !unit_stride(&index.src()[1], unroll) || !vector_memory_element(l.dtype()) {
-            return Err("per-lane sums need every load along the axis to be contiguous and ungated".into());
+            return Err(
+                "per-lane sums need every load along the axis to be contiguous or the same in every lane, and ungated"
+                    .into(),
+            );
         }
     }
     Ok((*red).clone())

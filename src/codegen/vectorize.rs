@@ -200,7 +200,24 @@ fn contiguous(index: &Lanes, w: usize) -> Option<UOp> {
     Some(first.clone())
 }
 
+/// For an INDEX in per-lane form: one INDEX when every lane reads the same address under one
+/// gate (a per-row scale inside a vectorized sum), else `None`.
+fn same_address(index: &Lanes) -> Option<UOp> {
+    let Lanes::Each(lanes) = index else { return None };
+    let first = &lanes[0];
+    let addr = simplify(&first.src()[1]);
+    let same = lanes[1..].iter().all(|l| l.src().get(2) == first.src().get(2) && simplify(&l.src()[1]) == addr);
+    same.then(|| {
+        let mut src = first.src().to_vec();
+        src[1] = addr;
+        first.with_src(src)
+    })
+}
+
 fn load(n: &UOp, index: &Lanes, w: usize) -> Lanes {
+    if let Some(one) = same_address(index) {
+        return Lanes::Same(n.with_src(vec![one]));
+    }
     match contiguous(index, w) {
         Some(first) if vector_memory_element(n.dtype()) => {
             Lanes::Vector(UOp::new(Ops::LOAD, n.dtype().vec(w as u8), vec![first], n.arg().clone()))

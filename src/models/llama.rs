@@ -312,15 +312,17 @@ impl Llama {
     }
 
     /// Loads a Hugging Face model folder (`config.json` and `model.safetensors` or its shards).
-    /// Weights in f16 or bf16 are converted to f32 (see `from_pretrained_with`).
+    /// Weights in f16 or bf16 stay 16-bit in memory and are widened to f32 inside the kernels
+    /// that read them (the activations are f32); see `from_pretrained_with` to convert them.
     pub fn from_pretrained(dir: impl AsRef<Path>) -> Result<Llama> {
-        Llama::from_pretrained_with(dir, false)
+        Llama::from_pretrained_with(dir, true)
     }
 
-    /// [`Llama::from_pretrained`]; with `keep_stored`, weights stay in the checkpoint's dtype
-    /// (`LoadOptions::keep_stored`): f16/bf16 weights take half the memory and are cast to f32
-    /// inside the kernels that read them (inference only). Today the CPU's matrix-vector
-    /// kernels convert them lane by lane, so decoding is slower than from f32 weights.
+    /// [`Llama::from_pretrained`] with the choice: with `keep_stored`, weights stay in the
+    /// checkpoint's dtype (`LoadOptions::keep_stored`): f16/bf16 weights take half the memory
+    /// and a decode step reads half the bytes (the CPU's kernels load and widen them a vector
+    /// at a time), for inference; without it they are converted to f32 parameters on load
+    /// (twice the memory; what training them needs).
     pub fn from_pretrained_with(dir: impl AsRef<Path>, keep_stored: bool) -> Result<Llama> {
         let dir = dir.as_ref();
         let config = LlamaConfig::from_file(folder_config(dir)?)?;

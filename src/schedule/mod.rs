@@ -172,21 +172,25 @@ fn fused_cost(n: &UOp, mat: &FxHashSet<UOp>, limit: usize) -> usize {
 /// every path from `value` to it passes only elementwise ops and ends at `target` itself.
 fn same_index_reads(value: &UOp, target: &UOp) -> bool {
     let Some(tb) = existing_buffer(target) else { return true };
-    let mut memo: FxHashMap<UOp, bool> = FxHashMap::default();
-    // `safe[n]`: n does not touch the target buffer except through `target` elementwise.
-    for n in toposort_many(std::slice::from_ref(value)) {
+    let topo = toposort_many(std::slice::from_ref(value));
+    // `safe[n]`: n does not touch the target buffer except through `target` elementwise;
+    // `reaches[n]`: `target` is among n's sources (one pass each: a KV-cache write's value
+    // depends on the whole network below it).
+    let mut safe: FxHashMap<UOp, bool> = FxHashMap::with_capacity_and_hasher(topo.len(), Default::default());
+    let mut reaches: FxHashMap<UOp, bool> = FxHashMap::with_capacity_and_hasher(topo.len(), Default::default());
+    for n in topo {
         let ok = if &n == target {
             true
         } else if n.op() == Ops::BUFFER {
             existing_buffer(&n).is_none_or(|b| !Arc::ptr_eq(&b, &tb))
         } else {
-            let touches = |s: &UOp| !memo[s] || toposort_many(std::slice::from_ref(s)).iter().any(|x| x == target);
             let elementwise = n.op().is_alu() || matches!(n.op(), Ops::CAST | Ops::BITCAST | Ops::DETACH);
-            n.src().iter().all(|s| memo[s] && (elementwise || !touches(s)))
+            n.src().iter().all(|s| safe[s] && (elementwise || !reaches[s]))
         };
-        memo.insert(n, ok);
+        reaches.insert(n.clone(), &n == target || n.src().iter().any(|s| reaches[s]));
+        safe.insert(n, ok);
     }
-    memo[value]
+    safe[value]
 }
 
 /// Builds the schedule that realizes `outs`.
