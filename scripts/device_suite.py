@@ -40,6 +40,7 @@ BINARIES = {
     "casts": 7,
     "gguf": 8,
     "symbolic_shapes": 5,
+    "assign": 3,
 }
 # PyTorch-suite groups left to CPU and INTERP (the sweep repeats every op of the other groups
 # on more layouts).

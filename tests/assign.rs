@@ -99,3 +99,56 @@ fn assigning_to_a_slice_inside_no_grad_writes_into_the_tensor() {
         assert_eq!(x.to_vec::<f32>().unwrap(), vec![0.0, 0.0, 0.0, 7.0, 0.0, 5.0, 6.0, 0.0]);
     });
 }
+
+/// `assign_window` writes a window of a realized tensor in place, lazily, looping over the
+/// window only; windows at a bound variable's position reuse one kernel.
+#[test]
+fn assign_window_writes_only_the_window_in_place() {
+    use ferrograd::{Dim, Ops, Variable};
+    let c = |v: usize| Dim::Const(v);
+    for_each_device(|dev| {
+        let x = Tensor::from_vec((0..24).map(|i| i as f32).collect::<Vec<_>>(), [4, 6]).realize().unwrap();
+        let other = Tensor::from_uop(x.uop());
+        let block = Tensor::from_vec(vec![-1.0f32, -2.0, -3.0, -4.0, -5.0, -6.0], [2, 3]);
+        x.assign_window(&[(c(1), c(3)), (c(2), c(5))], &block);
+        // One kernel, looping over the window's 6 elements (not the tensor's 24).
+        let items = ferrograd::schedule::preview_schedule(&[x.uop()]).items;
+        assert_eq!(items.len(), 1, "{dev}: one kernel");
+        let ranges = items[0].ast.toposort().into_iter().filter(|n| n.op() == Ops::RANGE);
+        assert_eq!(ranges.map(|r| r.range_size()).product::<i64>(), 6, "{dev}: the kernel's loops");
+        let mut want: Vec<f32> = (0..24).map(|i| i as f32).collect();
+        for (k, (r, col)) in [(1, 2), (1, 3), (1, 4), (2, 2), (2, 3), (2, 4)].into_iter().enumerate() {
+            want[r * 6 + col] = -(k as f32 + 1.0);
+        }
+        assert_eq!(x.to_vec::<f32>().unwrap(), want, "{dev}: x");
+        assert_eq!(other.to_vec::<f32>().unwrap(), want, "{dev}: another handle on the buffer");
+
+        // Two pending windows that overlap: the later write wins; a broadcast scalar value.
+        x.assign_window(&[(c(0), c(4)), (c(0), c(1))], 7.0);
+        x.assign_window(&[(c(2), c(3)), (c(0), c(6))], x.shrink(&[(0, 1), (0, 6)]) * 2.0);
+        for r in 0..4 {
+            want[r * 6] = 7.0;
+        }
+        let row0: Vec<f32> = want[0..6].to_vec();
+        for (col, v) in row0.iter().enumerate() {
+            want[2 * 6 + col] = v * 2.0;
+        }
+        assert_eq!(x.to_vec::<f32>().unwrap(), want, "{dev}: two pending windows");
+
+        // At a variable position: one compiled kernel for every row.
+        let pos = Variable::new("row", 0, 3);
+        let mut built_after_first = None;
+        for p in [3usize, 0, 2] {
+            let at = pos.bind(p as i64);
+            let row = Tensor::from_vec(vec![100.0 + p as f32; 6], [1, 6]);
+            x.assign_window(&[(at.clone(), &at + 1), (c(0), c(6))], &row);
+            x.realize().unwrap();
+            for col in 0..6 {
+                want[p * 6 + col] = 100.0 + p as f32;
+            }
+            assert_eq!(x.to_vec::<f32>().unwrap(), want, "{dev}: row {p}");
+            let built = ferrograd::engine::kernels_built_on_this_thread();
+            assert_eq!(*built_after_first.get_or_insert(built), built, "{dev}: row {p} compiled a new kernel");
+        }
+    });
+}

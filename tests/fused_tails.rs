@@ -113,8 +113,7 @@ fn a_matrix_vector_product_with_a_per_group_scale_on_its_input_stays_vectorized(
     assert!(vector_acc, "no vector accumulator:\n{}", srcs[0]);
     let got: Vec<f32> = y.to_vec().unwrap();
     for (o, g) in got.iter().enumerate() {
-        let want: f64 =
-            (0..heads * dim).map(|k| v[k] as f64 / s[k / dim] as f64 * w[o * heads * dim + k] as f64).sum();
+        let want: f64 = (0..heads * dim).map(|k| v[k] as f64 / s[k / dim] as f64 * w[o * heads * dim + k] as f64).sum();
         assert!((*g as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()), "output {o}: {g} (want {want})");
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! A cache is one realized `[batch, kv_heads, max_len, head_dim]` tensor per layer for keys and
 //! one for values (a static cache, as Hugging Face's `StaticCache`). A forward pass writes its
-//! `t` rows at its start position with one lazy assign of the whole cache and attends over the
+//! `t` rows at its start position with a lazy assign into those rows and attends over the
 //! keys `0..start + t`. A prompt's start is a number (`Start::At`), so its kernels are
 //! specialized to it; a decode step's is a bound variable (`Start::Var`, symbolic shapes): the
 //! kernels take the position as an argument and loop over `start + t` keys, so every step runs
@@ -73,27 +73,22 @@ impl KvCache {
             "KvCache: tokens {s:?}..{s:?}+{t} can pass the cache's {} positions",
             self.max_len
         );
-        // A lazy assign of the whole cache (rows s..s+t from k, the rest kept), not a write
-        // through a slice: that would realize k right away, and with it every earlier layer's
-        // lazy work, again for each layer.
-        // The keys and values in kernels of their own first: fused into the cache write, their
-        // projections would run over the cache's padded layout (a prompt's at 28 GFLOP/s
-        // instead of a packed matmul's 230 at 512 tokens), and a decoded row's once per cache
-        // slot (a reduce under a PAD is not under the pad's gate).
+        // Lazy assigns of rows s..s+t (the kernels loop over those rows only): a write through
+        // a slice would realize k right away, and with it every earlier layer's lazy work,
+        // again for each layer.
+        // The keys and values in kernels of their own first: fused into the cache write, a
+        // prompt's projections would run in the cache's layout rather than as packed matmuls.
         let (k, v) = (k.contiguous(), v.contiguous());
-        let first = start.positions(1);
-        let slots = Tensor::arange(self.max_len).cast(DType::I32);
-        let rows = slots.ge(&first).bitand(slots.lt(&first + t as i64)).reshape([1, 1, self.max_len, 1]);
         let zero = Dim::Const(0);
-        let spread_pairs = [
-            (zero.clone(), zero.clone()),
-            (zero.clone(), zero.clone()),
-            (s.clone(), Dim::Const(self.max_len - t) - &s),
-            (zero.clone(), zero.clone()),
+        let sh = kc.shape();
+        let rows = [
+            (zero.clone(), Dim::Const(sh[0])),
+            (zero.clone(), Dim::Const(sh[1])),
+            (s.clone(), &s + t),
+            (zero.clone(), Dim::Const(sh[3])),
         ];
-        let spread = |x: &Tensor| x.pad_dims(&spread_pairs);
-        kc.assign(rows.where_(spread(&k), kc));
-        vc.assign(rows.where_(spread(&v), vc));
+        kc.assign_window(&rows, &k);
+        vc.assign_window(&rows, &v);
         let n = &s + t;
         let window = |c: &Tensor| {
             let sh = c.shape();

@@ -80,7 +80,11 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     for n in topo.iter().filter(|n| n.op() == Ops::ASSIGN && existing_buffer(n).is_none()) {
         mat.insert(n.clone());
         let value = &n.src()[1];
-        if !same_index_reads(value, &n.src()[0]) && existing_buffer(value).is_none() {
+        // Into a window (a third source), its indices are the window's: any read of the target
+        // reads a copy.
+        let in_place =
+            if n.src().len() > 2 { !reads_buffer(value, &n.src()[0]) } else { same_index_reads(value, &n.src()[0]) };
+        if !in_place && existing_buffer(value).is_none() {
             mat.insert(value.clone());
         }
     }
@@ -166,6 +170,14 @@ fn fused_cost(n: &UOp, mat: &FxHashSet<UOp>, limit: usize) -> usize {
     } else {
         0
     }
+}
+
+/// Whether `value` reads `target`'s buffer anywhere.
+fn reads_buffer(value: &UOp, target: &UOp) -> bool {
+    let Some(tb) = existing_buffer(target) else { return false };
+    toposort_many(std::slice::from_ref(value))
+        .iter()
+        .any(|n| n == target || (n.op() == Ops::BUFFER && existing_buffer(n).is_some_and(|b| Arc::ptr_eq(&b, &tb))))
 }
 
 /// Whether every read of `target`'s buffer inside `value` is elementwise at the written index:
@@ -308,6 +320,12 @@ fn order_items(items: Vec<ScheduleItem>, produces: &[UOp], reads: &[Vec<UOp>]) -
     }
     let mut slots: Vec<Option<ScheduleItem>> = items.into_iter().map(Some).collect();
     order.into_iter().map(|i| slots[i].take().expect("each item is placed once")).collect()
+}
+
+/// The schedule that would realize `outs`, for inspection: unlike `create_schedule`, its
+/// assigns are not remembered as done (a later realize still runs them).
+pub fn preview_schedule(outs: &[UOp]) -> Schedule {
+    build_schedule(outs, false)
 }
 
 /// Number of kernels realizing `outs` would run (for fusion tests).

@@ -129,11 +129,13 @@ impl<'a> Rangeify<'a> {
     /// The kernel AST storing `root` (computed from its sources) into buffer 0.
     pub(crate) fn kernel(&mut self, root: &UOp) -> UOp {
         // A symbolic shape is stored in the layout of its largest value; its loops run to the
-        // symbolic lengths.
+        // symbolic lengths. An assign into a window (`Tensor::assign_window`) loops over the
+        // window only and stores at the window's place in the buffer.
         let shape = root.shape().to_vec();
         let dt = self.idx_dt;
-        let idx: Vec<UOp> = root
-            .sym_shape()
+        let window = (root.op() == Ops::ASSIGN).then(|| root.src().get(2)).flatten();
+        let looped = window.unwrap_or(root).sym_shape();
+        let idx: Vec<UOp> = looped
             .iter()
             .enumerate()
             .map(|(i, d)| match d {
@@ -145,12 +147,27 @@ impl<'a> Rangeify<'a> {
         self.next_range = shape.len() as u32;
         let value = if matches!(root.op(), Ops::CONTIGUOUS | Ops::ASSIGN) {
             // The stored value is the source (which may itself be materialized already).
-            self.value(root.src().last().expect("source"), &idx, &UOp::bool(true))
+            self.value(&root.src()[if root.op() == Ops::ASSIGN { 1 } else { 0 }], &idx, &UOp::bool(true))
         } else {
             self.compute(root, &idx, &UOp::bool(true))
         };
+        let stored_at = match window {
+            Some(w) => {
+                // The window is of the target as it was before (an earlier assign not yet
+                // run, perhaps): that write comes first.
+                if self.realized.contains_key(&w.src()[0]) && !self.reads.contains(&w.src()[0]) {
+                    self.reads.push(w.src()[0].clone());
+                }
+                let begins: Vec<Dim> = dim_pairs(w.arg()).into_iter().map(|(b, _)| b).collect();
+                idx.iter()
+                    .zip(&begins)
+                    .map(|(i, b)| if *b == Dim::Const(0) { i.clone() } else { i + &self.dim_index(b) })
+                    .collect()
+            }
+            None => idx,
+        };
         let out = self.buffer_param(&self.bufs[0].clone());
-        let addr = UOp::new(Ops::INDEX, root.dtype(), vec![out, linear_index(&shape, &idx, dt)], Arg::None);
+        let addr = UOp::new(Ops::INDEX, root.dtype(), vec![out, linear_index(&shape, &stored_at, dt)], Arg::None);
         let store = UOp::new(Ops::STORE, DType::VOID, vec![addr, value], Arg::None);
         UOp::new(Ops::SINK, DType::VOID, vec![store], Arg::None)
     }

@@ -88,6 +88,36 @@ impl Tensor {
     }
 }
 
+impl Tensor {
+    /// Writes `value` (broadcast and cast to the window's shape) into the elements of this
+    /// realized tensor in `window` (a `(begin, end)` pair per axis, as `shrink_dims`; the ends
+    /// and begins may be symbolic), leaving the others; lazy, as `assign`, and the kernel loops
+    /// over the window only (a KV cache's new rows, not the whole cache).
+    pub fn assign_window(&self, window: &[(Dim, Dim)], value: impl Operand) -> Tensor {
+        let v = value.into_tensor(self);
+        assert_eq!(v.device(), self.device(), "assign_window: value on {} but target on {}", v.device(), self.device());
+        let current = self.uop();
+        let target = if current.op() == Ops::ASSIGN { current.src()[0].clone() } else { current.clone() };
+        assert!(
+            existing_buffer(&target).is_some(),
+            "assign_window: the target (shape {:?}) must be realized (a buffer, or an assign into one)",
+            self.shape()
+        );
+        // The window of the tensor as it is now, so an earlier pending assign runs first.
+        let region = handle(current).shrink_dims(window);
+        let v = v.cast(self.dtype()).broadcast_to_dims(&region.sym_shape());
+        let node = assign_node(target, v.uop());
+        self.set_uop(node.with_src(vec![node.src()[0].clone(), node.src()[1].clone(), region.uop()]));
+        PENDING.with(|p| {
+            let mut pending = p.borrow_mut();
+            if !pending.iter().any(|w| w.as_ptr() == Arc::as_ptr(&self.inner)) {
+                pending.push(Arc::downgrade(&self.inner));
+            }
+        });
+        self.clone()
+    }
+}
+
 /// Whether `n` is (or is an assign into) memory: the node a view chain stops at.
 fn is_backed(n: &UOp) -> bool {
     existing_buffer(n).is_some() || (n.op() == Ops::ASSIGN && existing_buffer(&n.src()[0]).is_some())
