@@ -2,8 +2,9 @@
 //!
 //! A node is materialized (gets its own buffer and kernel) when it is an output of the realize,
 //! a CONTIGUOUS, a COPY, or a reduce whose result is broadcast (EXPAND) on the way to its
-//! consumer — recomputing it per broadcast element would multiply the work — or a large reduce
-//! beside a larger one in the same kernel (`sibling_reduces.rs`). Everything else fuses into
+//! consumer — recomputing it per broadcast element would multiply the work; where the reduce's
+//! one use is an elementwise tail, the tail's top instead — or a large reduce beside a larger
+//! one in the same kernel (`sibling_reduces.rs`). Everything else fuses into
 //! the kernel of the materialized node that consumes it.
 
 pub(crate) mod graph_rules;
@@ -92,6 +93,23 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     // when it is visited.
     // A reduce is also materialized when several kernels would compute it (it is not worth
     // doing twice); `reach` is the kernel (or "many") each node's value ends up in.
+    // `tail[n]`: n is elementwise work on a reduce's result (a chain of ALU ops, casts,
+    // reshapes and permutes down to a REDUCE_AXIS). Where such a chain is broadcast, its top
+    // ALU op is materialized rather
+    // than the reduce: the tail runs once per element at the reduce's store, not once per
+    // broadcast element in the consumer (attention's output divided by the softmax sum, read
+    // by every row of the output projection).
+    let mut tail: FxHashMap<&UOp, bool> = FxHashMap::default();
+    for n in topo {
+        // Only a chain that is the reduce's one use: a reduce that other kernels read is
+        // materialized anyway.
+        let only_user = |s: &UOp| users.get(s).is_some_and(|u| u.len() == 1);
+        let t = (n.op().is_alu() || matches!(n.op(), Ops::CAST | Ops::RESHAPE | Ops::PERMUTE))
+            && n.src()
+                .iter()
+                .any(|s| (s.op() == Ops::REDUCE_AXIS || tail.get(s).copied().unwrap_or(false)) && only_user(s));
+        tail.insert(n, t);
+    }
     let mut expanded_above: FxHashMap<UOp, bool> = FxHashMap::default();
     let mut reach: FxHashMap<UOp, Reach> = FxHashMap::default();
     for n in topo.iter().rev() {
@@ -101,8 +119,9 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
             acc.join(if mat.contains(u) { Reach::One(u.clone()) } else { reach[u].clone() })
         });
         let expensive = || n.op().is_alu() && fused_cost(n, &mat, RECOMPUTE_LIMIT) >= RECOMPUTE_LIMIT;
+        let top_of_tail = || n.op().is_alu() && tail[n] && !us.iter().any(|u| u.op().is_alu() && !mat.contains(u));
         let shared = n.op() == Ops::REDUCE_AXIS && r == Reach::Many;
-        if (flag && (n.op() == Ops::REDUCE_AXIS || expensive())) || shared {
+        if (flag && (n.op() == Ops::REDUCE_AXIS || expensive() || top_of_tail())) || shared {
             mat.insert(n.clone());
         }
         expanded_above.insert(n.clone(), flag);
