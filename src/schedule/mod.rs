@@ -94,20 +94,16 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     // A reduce is also materialized when several kernels would compute it (it is not worth
     // doing twice); `reach` is the kernel (or "many") each node's value ends up in.
     // `tail[n]`: n is elementwise work on a reduce's result (a chain of ALU ops, casts,
-    // reshapes and permutes down to a REDUCE_AXIS). Where such a chain is broadcast, its top
-    // ALU op is materialized rather
-    // than the reduce: the tail runs once per element at the reduce's store, not once per
-    // broadcast element in the consumer (attention's output divided by the softmax sum, read
-    // by every row of the output projection).
+    // reshapes and permutes down to a REDUCE_AXIS, each link the only use of the one below: a
+    // reduce that other kernels read is materialized anyway). Where such a chain is broadcast,
+    // its top ALU op is materialized rather than the reduce: the tail runs once per element at
+    // the reduce's store, not once per broadcast element in the consumer (attention's output
+    // divided by the softmax sum, read by every row of the output projection).
+    let only_user = |s: &UOp| users.get(s).is_some_and(|u| u.len() == 1);
     let mut tail: FxHashMap<&UOp, bool> = FxHashMap::default();
     for n in topo {
-        // Only a chain that is the reduce's one use: a reduce that other kernels read is
-        // materialized anyway.
-        let only_user = |s: &UOp| users.get(s).is_some_and(|u| u.len() == 1);
-        let t = (n.op().is_alu() || matches!(n.op(), Ops::CAST | Ops::RESHAPE | Ops::PERMUTE))
-            && n.src()
-                .iter()
-                .any(|s| (s.op() == Ops::REDUCE_AXIS || tail.get(s).copied().unwrap_or(false)) && only_user(s));
+        let link = n.op().is_alu() || matches!(n.op(), Ops::CAST | Ops::RESHAPE | Ops::PERMUTE);
+        let t = link && n.src().iter().any(|s| (s.op() == Ops::REDUCE_AXIS || tail[s]) && only_user(s));
         tail.insert(n, t);
     }
     let mut expanded_above: FxHashMap<UOp, bool> = FxHashMap::default();

@@ -20,9 +20,14 @@ thread_local! {
 /// values at different times must not be merged by hash-consing (the second would look
 /// "already done" while the first is still referenced).
 pub(crate) fn assign_node(target: UOp, value: UOp) -> UOp {
+    assign_node_with(vec![target, value])
+}
+
+/// `assign_node` with the sources given: target, value and, for a window assign, the window.
+fn assign_node_with(src: Vec<UOp>) -> UOp {
     static NEXT: AtomicI64 = AtomicI64::new(0);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    UOp::new(Ops::ASSIGN, target.dtype(), vec![target, value], Arg::Int(id))
+    UOp::new(Ops::ASSIGN, src[0].dtype(), src, Arg::Int(id))
 }
 
 /// A tensor handle on an assign node (not `from_uop`, which would detach it inside `no_grad`).
@@ -78,17 +83,10 @@ impl Tensor {
             self.set_uop(v.uop());
             return self.clone();
         }
-        PENDING.with(|p| {
-            let mut pending = p.borrow_mut();
-            if !pending.iter().any(|w| w.as_ptr() == Arc::as_ptr(&self.inner)) {
-                pending.push(Arc::downgrade(&self.inner));
-            }
-        });
+        self.mark_pending();
         self.clone()
     }
-}
 
-impl Tensor {
     /// Writes `value` (broadcast and cast to the window's shape) into the elements of this
     /// realized tensor in `window` (a `(begin, end)` pair per axis, as `shrink_dims`; the ends
     /// and begins may be symbolic), leaving the others; lazy, as `assign`, and the kernel loops
@@ -106,15 +104,19 @@ impl Tensor {
         // The window of the tensor as it is now, so an earlier pending assign runs first.
         let region = handle(current).shrink_dims(window);
         let v = v.cast(self.dtype()).broadcast_to_dims(&region.sym_shape());
-        let node = assign_node(target, v.uop());
-        self.set_uop(node.with_src(vec![node.src()[0].clone(), node.src()[1].clone(), region.uop()]));
+        self.set_uop(assign_node_with(vec![target, v.uop(), region.uop()]));
+        self.mark_pending();
+        self.clone()
+    }
+
+    /// Remembers this tensor's assign as pending on this thread (its next realize runs it).
+    fn mark_pending(&self) {
         PENDING.with(|p| {
             let mut pending = p.borrow_mut();
             if !pending.iter().any(|w| w.as_ptr() == Arc::as_ptr(&self.inner)) {
                 pending.push(Arc::downgrade(&self.inner));
             }
         });
-        self.clone()
     }
 }
 
