@@ -11,6 +11,7 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod flags;
+pub mod func;
 pub mod gradient;
 pub mod helpers;
 pub mod jit;

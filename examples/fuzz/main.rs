@@ -21,6 +21,7 @@ mod minimize;
 mod reference;
 mod run;
 mod sanitize;
+mod vmap;
 
 use graph::{generate, Graph};
 use reference::{evaluate, Arr};
@@ -33,10 +34,12 @@ struct Args {
     devices: Vec<String>,
     modes: Vec<String>,
     batch: usize,
+    /// Check `vmap` of each graph instead of the opts modes.
+    vmap: bool,
 }
 
 fn parse_args() -> Args {
-    let mut a = Args { graphs: 100, seed: 1, devices: Vec::new(), modes: Vec::new(), batch: 24 };
+    let mut a = Args { graphs: 100, seed: 1, devices: Vec::new(), modes: Vec::new(), batch: 24, vmap: false };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     let value = |i: usize| argv.get(i + 1).cloned().unwrap_or_else(|| panic!("fuzz: {} needs a value", argv[i]));
@@ -56,12 +59,17 @@ fn parse_args() -> Args {
             "--modes" => a.modes.extend(value(i).split(',').map(|m| m.trim().to_lowercase())),
             "--batch" => a.batch = num(value(i)) as usize,
             // Handled in `main` before anything else (see `sanitize.rs`).
+            "--vmap" => {
+                a.vmap = true;
+                i += 1;
+                continue;
+            }
             "--sanitize" => {
                 i += 1;
                 continue;
             }
             other => panic!(
-                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam --sanitize)"
+                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam --sanitize --vmap)"
             ),
         }
         i += 2;
@@ -172,6 +180,9 @@ fn main() {
         sanitize::restart_sanitized();
     }
     let args = parse_args();
+    if args.vmap {
+        fuzz_vmap(&args);
+    }
     // Kernels go to a cache of the fuzzer's own (unless the user chose one), wiped as it goes.
     let own_cache = std::env::var_os("FERROGRAD_CACHE").is_none();
     let cache = std::env::temp_dir().join(format!("ferrograd-fuzz-{}", std::process::id()));
@@ -242,6 +253,45 @@ fn main() {
     }
     println!("fuzz: {} graphs, {mismatches} mismatches, {compile_failures} compile failures", args.graphs);
     std::process::exit(if mismatches + compile_failures > 0 { 1 } else { 0 });
+}
+
+/// `--vmap`: maps every graph with `vmap` on every device and compares each batch element
+/// with the reference; ends with `fuzz vmap: N graphs, M mismatches, U unsupported`.
+fn fuzz_vmap(args: &Args) -> ! {
+    std::panic::set_hook(Box::new(|_| {}));
+    let start = Instant::now();
+    let (mut mismatches, mut unsupported) = (0usize, 0usize);
+    for i in 0..args.graphs {
+        let seed = args.seed.wrapping_add(i);
+        let g = generate(seed);
+        for dev in &args.devices {
+            match vmap::check(&g, seed, dev) {
+                vmap::VmapVerdict::Ok => {}
+                vmap::VmapVerdict::Unsupported(m) => {
+                    unsupported += 1;
+                    if std::env::var_os("FUZZ_STATS").is_some() {
+                        eprintln!("unsupported: --seed {seed:#x} --dev {dev}: {}", one_line(&m));
+                    }
+                }
+                vmap::VmapVerdict::Mismatch(m) => {
+                    mismatches += 1;
+                    println!(
+                        "mismatch: --vmap --seed {seed:#x} --dev {dev}: {} | graph: {}",
+                        one_line(&m),
+                        g.to_rust().lines().collect::<Vec<_>>().join(" ")
+                    );
+                }
+            }
+        }
+    }
+    eprintln!(
+        "fuzz: {:.1} s for {} graphs under vmap on {}",
+        start.elapsed().as_secs_f64(),
+        args.graphs,
+        args.devices.join(",")
+    );
+    println!("fuzz vmap: {} graphs, {mismatches} mismatches, {unsupported} unsupported", args.graphs);
+    std::process::exit(if mismatches > 0 { 1 } else { 0 });
 }
 
 type Fails = Vec<(Mode, Verdict)>;

@@ -2,7 +2,7 @@
 //! kernel's opts by the mode, compile every kernel of a batch of graphs in one call, launch,
 //! read the outputs back.
 
-use super::graph::{Bin, Decomp, Dt, Fun, Fun2, Graph, NormKind, Op, Red, Rng, Un};
+use super::graph::{Bin, Decomp, Dt, Fun, Fun2, Graph, Node, NormKind, Op, Red, Rng, Un};
 use super::reference::{input_data, E};
 use ferrograd::codegen::opts::{apply_opts, candidate_opts, check_opt, format_opts, kernel_ranges, Opt, OptKind};
 use ferrograd::codegen::{heuristic_opts, prepare, try_program, ProgramSpec};
@@ -63,7 +63,7 @@ pub struct Job {
 }
 
 /// The ferrograd tensor with the input's data on `device`.
-fn input_tensor(data: &[E], shape: &[usize], dt: Dt, device: &str) -> Tensor {
+pub fn input_tensor(data: &[E], shape: &[usize], dt: Dt, device: &str) -> Tensor {
     match dt {
         Dt::F32 => Tensor::from_slice_on(&data.iter().map(|e| e.v as f32).collect::<Vec<_>>(), shape.to_vec(), device),
         Dt::F16 => Tensor::from_slice_on(
@@ -132,11 +132,17 @@ pub fn build(g: &Graph, device: &str) -> Vec<Tensor> {
 }
 
 fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
+    build_with(g, &mut |node| input_tensor(&input_data(node), &node.shape, node.dt, device))
+}
+
+/// The graph's outputs built on the current default device, each input node's tensor given by
+/// `input` (in node order).
+pub fn build_with(g: &Graph, input: &mut dyn FnMut(&Node) -> Tensor) -> Vec<Tensor> {
     let mut ts: Vec<Tensor> = Vec::with_capacity(g.nodes.len());
     for node in &g.nodes {
         let s = |k: usize| &ts[node.src[k]];
         let t = match &node.op {
-            Op::Input { .. } => input_tensor(&input_data(node), &node.shape, node.dt, device),
+            Op::Input { .. } => input(node),
             Op::Unary(u) => {
                 let x = s(0);
                 match u {

@@ -21,6 +21,9 @@ pub struct Buffer {
     /// Bytes to copy in once the memory exists; taken under this lock, which also makes the
     /// first allocation happen once.
     pending: Mutex<Option<Vec<u8>>>,
+    /// Stands for the argument of a function being transformed (`vmap`, `grad`, …): it has no
+    /// values, and every use that needs memory is an error saying so.
+    placeholder: bool,
 }
 
 impl Buffer {
@@ -29,7 +32,15 @@ impl Buffer {
         let name = device.name().to_string();
         let cell = OnceLock::new();
         let _ = cell.set(device);
-        Arc::new(Buffer { name, device: cell, dtype, size, mem: OnceLock::new(), pending: Mutex::new(None) })
+        Arc::new(Buffer {
+            name,
+            device: cell,
+            dtype,
+            size,
+            mem: OnceLock::new(),
+            pending: Mutex::new(None),
+            placeholder: false,
+        })
     }
 
     /// A buffer on the device called `device`, opened on first use.
@@ -41,7 +52,20 @@ impl Buffer {
             size,
             mem: OnceLock::new(),
             pending: Mutex::new(None),
+            placeholder: false,
         })
+    }
+
+    /// A buffer that only stands for a function's argument while a transform traces the
+    /// function (see `tensor::trace`): it never gets memory.
+    pub fn placeholder(device: &str, dtype: DType, size: usize) -> Arc<Buffer> {
+        let mut b = Buffer::on(device, dtype, size);
+        Arc::get_mut(&mut b).expect("a new buffer has one owner").placeholder = true;
+        b
+    }
+
+    pub fn is_placeholder(&self) -> bool {
+        self.placeholder
     }
 
     /// A buffer on `device` holding `data` (copied in on first use).
@@ -73,6 +97,14 @@ impl Buffer {
     pub fn memory(&self) -> Result<&DeviceMemory> {
         if let Some(m) = self.mem.get() {
             return Ok(m);
+        }
+        if self.placeholder {
+            return Err(crate::error::Error::Other(format!(
+                "a function under vmap/grad/jvp read the values of its argument ({:?}, {} elements): inside a \
+                 transformed function, tensors are traced, not computed; build the result from tensor ops \
+                 without realize/to_vec/item or data-dependent ops (nonzero, masked_select)",
+                self.dtype, self.size
+            )));
         }
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(m) = self.mem.get() {

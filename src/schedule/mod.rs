@@ -108,8 +108,36 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     }
     let mut expanded_above: FxHashMap<UOp, bool> = FxHashMap::default();
     let mut reach: FxHashMap<UOp, Reach> = FxHashMap::default();
+    // `reduced_again[n]`: n's value is reduced again in the same kernel (through a chain of
+    // elementwise and movement ops up to another REDUCE_AXIS): the fewest outputs of such a
+    // reduce. A large reduce that would run nested inside one with far fewer outputs (the squared
+    // norm of a weight gradient, a batch mean of a convolution) is materialized: nested, its
+    // loops sit inside the outer reduce's, whose few outputs are the only parallel axis, with no
+    // register tile; on its own it gets the layout and opts of a plain reduce. A reduce over a
+    // few of its outputs (a max-pool after a convolution) stays fused.
+    let mut reduced_again: FxHashMap<&UOp, Option<usize>> = FxHashMap::default();
     for n in topo.iter().rev() {
         let us = users.get(n).map(Vec::as_slice).unwrap_or(&[]);
+        let outer = us
+            .iter()
+            .filter(|u| !mat.contains(*u))
+            .filter_map(|u| match u.op() {
+                Ops::REDUCE_AXIS => Some(u.numel()),
+                op if op.is_alu() || op.is_movement() || op == Ops::CAST => reduced_again[u],
+                _ => None,
+            })
+            .min();
+        reduced_again.insert(n, outer);
+        if let (Some(outer), Ops::REDUCE_AXIS) = (outer, n.op()) {
+            let (outputs, inputs) = (n.numel(), n.src()[0].numel());
+            if outputs >= NESTED_REDUCE_OUTPUTS
+                && inputs >= NESTED_REDUCE_WORK
+                && outputs >= NESTED_REDUCE_RATIO * outer.max(1)
+            {
+                mat.insert(n.clone());
+            }
+        }
+
         let flag = us.iter().any(|u| is_expanding(u) || (!mat.contains(u) && expanded_above[u]));
         let r = us.iter().fold(Reach::None, |acc, u| {
             acc.join(if mat.contains(u) { Reach::One(u.clone()) } else { reach[u].clone() })
@@ -150,6 +178,13 @@ impl Reach {
 /// memory from at least two places is materialized instead of recomputed for every element it
 /// is broadcast to. (Index math on aranges and constants is always recomputed: it is cheap.)
 const RECOMPUTE_LIMIT: usize = 12;
+
+/// A reduce reduced again is materialized from this many outputs and this many inputs (below,
+/// nesting is cheaper than a second kernel: a cross-entropy's pick of each row's target).
+const NESTED_REDUCE_OUTPUTS: usize = 1024;
+const NESTED_REDUCE_WORK: usize = 1 << 20;
+/// … and when the reduce around it has at most 1/64 as many outputs.
+const NESTED_REDUCE_RATIO: usize = 64;
 
 /// What `exp2`, `log2` and `sin` cost in `fused_cost`: each is a polynomial of a dozen or so
 /// operations on the CPU, and a SIMD one only along the kernel's vector axis. So softmax's

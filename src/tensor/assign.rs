@@ -35,6 +35,15 @@ fn handle(uop: UOp) -> Tensor {
     Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None, backward_done: false })) }
 }
 
+/// The graphs of the assigns still pending on this thread (left pending).
+pub(crate) fn pending_assign_nodes() -> Vec<UOp> {
+    let mut out: Vec<UOp> =
+        PENDING.with(|p| p.borrow().iter().filter_map(|w| w.upgrade()).map(|inner| Tensor { inner }.uop()).collect());
+    out.extend(PENDING_THROUGH_VIEWS.with(|p| p.borrow().clone()));
+    out.retain(|u| u.op() == Ops::ASSIGN);
+    out
+}
+
 /// Takes the tensors whose assigns are still pending on this thread.
 pub(crate) fn take_pending_assigns() -> Vec<Tensor> {
     let list = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));

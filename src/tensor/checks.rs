@@ -51,6 +51,12 @@ pub(crate) fn check_condition(bad: &Tensor, what: String) {
     PENDING.with(|p| p.borrow_mut().push(IndexCheck { bounds, lo: 0, hi: 1, what, condition: true }));
 }
 
+/// Registers a check again (a functional transform takes the checks its function registered
+/// on placeholders and gives them back rewritten for the values it computes).
+pub(crate) fn push_pending(check: IndexCheck) {
+    PENDING.with(|p| p.borrow_mut().push(check));
+}
+
 /// Takes the checks registered on this thread.
 pub(crate) fn take_pending() -> Vec<IndexCheck> {
     PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()))

@@ -30,6 +30,7 @@ mod shape_args;
 mod shape_ops;
 mod sort;
 pub(crate) mod symbolic;
+pub(crate) mod trace;
 mod trig;
 
 pub use attention::AttentionOpts;
@@ -38,9 +39,12 @@ pub use create::with_default_device;
 pub use loss::{CrossEntropyOpts, Reduction};
 pub use random::{is_skip_init, set_training, skip_init, train};
 
+pub(crate) use assign::pending_assign_nodes;
 pub(crate) use create::{buffer_view, buffer_view_dims, default_device};
 pub use elementwise::Operand;
-pub(crate) use grad::{add_gradients, custom_gradient, keep_zeros, tensors_requiring_grad, with_sources};
+pub(crate) use grad::{
+    add_gradients, custom_gradient, keep_zeros, set_custom_gradient, tensors_requiring_grad, with_sources,
+};
 pub use handle::Tensor;
 pub(crate) use handle::TensorInner;
 pub use indexing::Idx;
@@ -48,3 +52,4 @@ pub use no_grad::{is_no_grad, no_grad};
 pub use pool::{InterpMode, IntoSpatial, Padding, PoolOpts};
 pub use shape_args::{IntoAxes, IntoShape};
 pub use shape_ops::PadMode;
+pub use trace::Randomness;

@@ -127,6 +127,9 @@ impl Tensor {
         if is_skip_init() {
             return Tensor::full_on([n], ConstValue::Int(0), DType::U32, device);
         }
+        if let Some(words) = super::trace::random_under_vmap(n, device, |all| Tensor::random_bits(all, device)) {
+            return words;
+        }
         let ((k0, k1), counter) = with_rng(|s| {
             let pos = s.counters.iter().position(|(d, _)| d == device);
             let counter = match pos {

@@ -1,0 +1,173 @@
+//! `grad`, `value_and_grad`, `vjp`, `jvp`, `jacrev`, `jacfwd`, `hessian`: against finite
+//! differences in f64, closed forms, each other, ordinary `backward`, and composed with `vmap`
+//! and TinyJit.
+
+mod common;
+use common::Rng;
+use ferrograd::func::{grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap};
+use ferrograd::{DType, Tensor, TinyJit};
+
+fn rand64(rng: &mut Rng, shape: &[usize]) -> Tensor {
+    Tensor::from_vec(rng.vec(shape.iter().product(), -1.0, 1.0), shape.to_vec())
+}
+
+fn vals(t: &Tensor) -> Vec<f64> {
+    t.cast(DType::F64).to_vec::<f64>().unwrap()
+}
+
+fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{what}: element {i}: got {g}, want {w}");
+    }
+}
+
+/// A smooth function of two arguments mixing elementwise ops, broadcasting, a reduce and a
+/// matmul: `sum(tanh(x @ w) * exp(-x²).sum(1)) + sum(w³)`.
+fn smooth(a: &[Tensor]) -> Vec<Tensor> {
+    let (x, w) = (&a[0], &a[1]);
+    let h = x.matmul(w).tanh() * x.square().neg().exp().sum_keepdim(1);
+    vec![h.sum() + w.pow(3.0).sum()]
+}
+
+/// Central differences of `f`'s first result in f64, per element of argument `k`.
+fn finite_differences(f: fn(&[Tensor]) -> Vec<Tensor>, args: &[Tensor], k: usize) -> Vec<f64> {
+    let base = vals(&args[k]);
+    let eps = 1e-6;
+    (0..base.len())
+        .map(|i| {
+            let at = |d: f64| {
+                let mut v = base.clone();
+                v[i] += d;
+                let mut a = args.to_vec();
+                a[k] = Tensor::from_vec(v, args[k].shape());
+                vals(&f(&a)[0])[0]
+            };
+            (at(eps) - at(-eps)) / (2.0 * eps)
+        })
+        .collect()
+}
+
+#[test]
+fn grad_matches_finite_differences_and_backward() {
+    let mut rng = Rng::new(1);
+    let args = [rand64(&mut rng, &[3, 4]), rand64(&mut rng, &[4, 2])];
+    let g = grad(smooth, &[])(&args);
+    for (k, gk) in g.iter().enumerate() {
+        assert_close(&vals(gk), &finite_differences(smooth, &args, k), 1e-6, &format!("grad of argument {k}"));
+    }
+    // The same as backward() on tensors that require grad.
+    let (x, w) = (args[0].clone().requires_grad(), args[1].clone().requires_grad());
+    smooth(&[x.clone(), w.clone()])[0].backward();
+    assert_close(&vals(&g[0]), &vals(&x.grad().unwrap()), 1e-12, "grad vs backward");
+    // argnums and value_and_grad.
+    let only_w = grad(smooth, &[1])(&args);
+    assert_eq!(only_w.len(), 1);
+    assert_close(&vals(&only_w[0]), &vals(&g[1]), 0.0, "argnums [1]");
+    let vg = value_and_grad(smooth, &[0])(&args);
+    assert_close(&vals(&vg[0]), &vals(&smooth(&args)[0]), 0.0, "value");
+    assert_close(&vals(&vg[1]), &vals(&g[0]), 0.0, "value_and_grad's gradient");
+}
+
+#[test]
+fn second_derivatives_compose() {
+    // d²/dx² of sum(sin(x) * x) = 2cos(x) - x sin(x), elementwise.
+    let x = Tensor::from_vec(vec![-1.5f64, -0.2, 0.0, 0.7, 2.0], [5]);
+    let f = |a: &[Tensor]| vec![(a[0].sin() * &a[0]).sum()];
+    let df = |a: &[Tensor]| vec![grad(f, &[])(a)[0].sum()];
+    let d2 = grad(df, &[])(std::slice::from_ref(&x));
+    let want: Vec<f64> = vals(&x).iter().map(|v| 2.0 * v.cos() - v * v.sin()).collect();
+    assert_close(&vals(&d2[0]), &want, 1e-12, "grad(grad)");
+    // The Hessian is diagonal with the same entries, by jacfwd(jacrev) and by jacrev(jacrev).
+    let h = hessian(f, 0)(std::slice::from_ref(&x)).remove(0);
+    assert_eq!(h.shape(), [5, 5]);
+    let diag: Vec<f64> = (0..5).map(|i| vals(&h)[i * 5 + i]).collect();
+    assert_close(&diag, &want, 1e-12, "hessian diagonal");
+    assert!(vals(&h).iter().enumerate().all(|(i, v)| i % 6 == 0 || *v == 0.0), "off-diagonal zeros");
+    let first = |a: &[Tensor]| vec![f(a).remove(0)];
+    let h2 = jacrev(jacrev(first, 0), 0)(std::slice::from_ref(&x)).remove(0);
+    assert_close(&vals(&h2), &vals(&h), 1e-12, "jacrev(jacrev)");
+}
+
+#[test]
+fn jacobians_forward_and_reverse_agree_with_finite_differences() {
+    let mut rng = Rng::new(2);
+    let a = rand64(&mut rng, &[3, 4]);
+    let x = rand64(&mut rng, &[4]);
+    let a2 = a.clone();
+    let f = move |t: &[Tensor]| vec![a2.matmul(&t[0]).tanh(), t[0].exp().sum()];
+    let jr = jacrev(&f, 0)(std::slice::from_ref(&x));
+    let jf = jacfwd(&f, 0)(std::slice::from_ref(&x));
+    assert_eq!(jr[0].shape(), [3, 4]);
+    assert_eq!(jf[0].shape(), [3, 4]);
+    assert_eq!(jr[1].shape(), [4]);
+    // Closed form: d tanh(Ax)_i / dx_j = (1 - tanh²) A_ij.
+    let t = vals(&a.matmul(&x).tanh());
+    let av = vals(&a);
+    let want: Vec<f64> = (0..12).map(|k| (1.0 - t[k / 4] * t[k / 4]) * av[k]).collect();
+    assert_close(&vals(&jr[0]), &want, 1e-12, "jacrev");
+    assert_close(&vals(&jf[0]), &want, 1e-12, "jacfwd");
+    assert_close(&vals(&jr[1]), &vals(&x.exp()), 1e-12, "jacrev of the sum");
+    assert_close(&vals(&jf[1]), &vals(&x.exp()), 1e-12, "jacfwd of the sum");
+}
+
+#[test]
+fn vjp_and_jvp_are_transposes() {
+    let mut rng = Rng::new(3);
+    let args = [rand64(&mut rng, &[3, 4]), rand64(&mut rng, &[4, 2])];
+    let f = |a: &[Tensor]| vec![(a[0].matmul(&a[1]).sigmoid() * 2.0).log_softmax(-1)];
+    let (outs, pull) = vjp(f, &args);
+    let u = rand64(&mut rng, &outs[0].shape());
+    let t = [rand64(&mut rng, &[3, 4]), rand64(&mut rng, &[4, 2])];
+    let pulled = pull(std::slice::from_ref(&u));
+    let (outs2, pushed) = jvp(f, &args, &t);
+    assert_close(&vals(&outs2[0]), &vals(&outs[0]), 0.0, "jvp's primal result");
+    // <u, J t> == <Jᵀ u, t>
+    let lhs = vals(&(&u * &pushed[0]).sum())[0];
+    let rhs = vals(&((&pulled[0] * &t[0]).sum() + (&pulled[1] * &t[1]).sum()))[0];
+    assert!((lhs - rhs).abs() < 1e-12, "<u, Jt> = {lhs}, <Jᵀu, t> = {rhs}");
+    // J t by central differences along t.
+    let eps = 1e-6;
+    let at = |s: f64| {
+        let moved: Vec<Tensor> = args.iter().zip(&t).map(|(a, d)| a + d * s).collect();
+        vals(&f(&moved)[0])
+    };
+    let fd: Vec<f64> = at(eps).iter().zip(at(-eps)).map(|(p, m)| (p - m) / (2.0 * eps)).collect();
+    assert_close(&vals(&pushed[0]), &fd, 1e-6, "jvp vs finite differences");
+}
+
+#[test]
+fn per_example_gradients_with_vmap_of_grad() {
+    let mut rng = Rng::new(4);
+    let w = rand64(&mut rng, &[5, 3]).cast(DType::F32);
+    let xs = rand64(&mut rng, &[8, 5]).cast(DType::F32);
+    let ys = Tensor::from_vec((0..8).map(|i| (i % 3) as i64).collect::<Vec<_>>(), [8]);
+    let loss = |a: &[Tensor]| {
+        let logits = a[1].unsqueeze(0).matmul(&a[0]);
+        vec![logits.cross_entropy(&a[2].unsqueeze(0))]
+    };
+    let per_example =
+        vmap(grad(loss, &[0]), &[None, Some(0), Some(0)], &[])(&[w.clone(), xs.clone(), ys.clone()]).remove(0);
+    assert_eq!(per_example.shape(), [8, 5, 3]);
+    for i in 0..8 {
+        let one =
+            grad(loss, &[0])(&[w.clone(), xs.narrow(0, i, 1).squeeze(0), ys.narrow(0, i, 1).squeeze(0)]).remove(0);
+        let got = vals(&per_example.narrow(0, i, 1).squeeze(0));
+        assert_close(&got, &vals(&one), 1e-5, &format!("example {i}"));
+    }
+}
+
+#[test]
+fn transforms_run_under_tinyjit() {
+    let mut jit = TinyJit::new(|ins: &[Tensor]| grad(smooth, &[])(ins));
+    let mut rng = Rng::new(9);
+    for step in 0..4 {
+        let args = [rand64(&mut rng, &[3, 4]).cast(DType::F32), rand64(&mut rng, &[4, 2]).cast(DType::F32)];
+        let got = jit.call(&[&args[0], &args[1]]).unwrap();
+        let (x, w) = (args[0].clone().requires_grad(), args[1].clone().requires_grad());
+        smooth(&[x.clone(), w.clone()])[0].backward();
+        assert_close(&vals(&got[0]), &vals(&x.grad().unwrap()), 1e-5, &format!("step {step} x"));
+        assert_close(&vals(&got[1]), &vals(&w.grad().unwrap()), 1e-5, &format!("step {step} w"));
+    }
+    assert!(jit.captured_len().is_some());
+}
