@@ -171,3 +171,35 @@ fn transforms_run_under_tinyjit() {
     }
     assert!(jit.captured_len().is_some());
 }
+
+#[test]
+fn transforms_compose_in_any_order() {
+    let mut rng = Rng::new(12);
+    let x = rand64(&mut rng, &[4, 3]);
+    let w = rand64(&mut rng, &[3]);
+    // f(x_i, w) = sin(x_i · w) for a row; summed over the rows after vmap.
+    let row = |a: &[Tensor]| vec![(&a[0] * &a[1]).sum().sin()];
+    let mapped_sum = |a: &[Tensor]| vec![vmap(row, &[Some(0), None], &[])(a)[0].sum()];
+    // grad(vmap(f)) with respect to w: Σ_i cos(x_i · w) x_i.
+    let gw = grad(mapped_sum, &[1])(&[x.clone(), w.clone()]).remove(0);
+    let c = x.matmul(&w).cos();
+    assert_close(&vals(&gw), &vals(&(c.unsqueeze(1) * &x).sum_axis(0)), 1e-12, "grad(vmap)");
+    // vmap(grad(f)) with respect to x_i: cos(x_i · w) w per row.
+    let gx = vmap(grad(row, &[0]), &[Some(0), None], &[])(&[x.clone(), w.clone()]).remove(0);
+    assert_close(&vals(&gx), &vals(&(c.unsqueeze(1) * w.unsqueeze(0))), 1e-12, "vmap(grad)");
+    // A Hessian-vector product by jvp(grad): H v with H = -sin(x_i · w) x_i x_iᵀ summed.
+    let v = rand64(&mut rng, &[3]);
+    let hv = jvp(grad(mapped_sum, &[1]), &[x.clone(), w.clone()], &[x.zeros_like(), v.clone()]).1.remove(0);
+    let s = x.matmul(&w).sin().neg();
+    let want = (x.matmul(&v) * s).unsqueeze(1) * &x;
+    assert_close(&vals(&hv), &vals(&want.sum_axis(0)), 1e-12, "jvp(grad)");
+    // Per-row Jacobians: vmap(jacrev) of a vector function.
+    let vecf = |a: &[Tensor]| vec![a[0].tanh() * a[0].sum()];
+    let jac = vmap(jacrev(vecf, 0), &[], &[])(std::slice::from_ref(&x)).remove(0);
+    assert_eq!(jac.shape(), [4, 3, 3]);
+    for i in 0..4 {
+        let xi = x.narrow(0, i, 1).squeeze(0);
+        let one = jacfwd(vecf, 0)(std::slice::from_ref(&xi)).remove(0);
+        assert_close(&vals(&jac.narrow(0, i, 1).squeeze(0)), &vals(&one), 1e-12, &format!("vmap(jacrev) row {i}"));
+    }
+}

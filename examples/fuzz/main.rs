@@ -8,6 +8,10 @@
 //! cargo run --release --example fuzz -- --graphs 2000 [--seed 7] [--dev CPU] [--modes default,noopt,random,beam] [--sanitize]
 //! ```
 //!
+//! `--vmap` maps each graph with `ferrograd::func::vmap` over a batch and compares every element
+//! with the reference (`vmap.rs`); `--grad` checks the VJP and JVP of each graph's smooth part in
+//! float64 against central differences (`grad.rs`).
+//!
 //! `--sanitize` compiles CPU kernels with UBSan and ASan (see `sanitize.rs`): any report ends the
 //! run with a non-zero status.
 //!
@@ -16,6 +20,7 @@
 //! `fuzz: N graphs, M mismatches, K compile failures`; exits with 1 when M + K > 0. Graph `i`
 //! of a run with `--seed S` is graph 0 of `--seed S+i`, so `--graphs 1 --seed S+i` replays it.
 
+mod grad;
 mod graph;
 mod minimize;
 mod reference;
@@ -36,10 +41,13 @@ struct Args {
     batch: usize,
     /// Check `vmap` of each graph instead of the opts modes.
     vmap: bool,
+    /// Check `vjp`/`jvp` of each graph's smooth part against central differences instead.
+    grad: bool,
 }
 
 fn parse_args() -> Args {
-    let mut a = Args { graphs: 100, seed: 1, devices: Vec::new(), modes: Vec::new(), batch: 24, vmap: false };
+    let mut a =
+        Args { graphs: 100, seed: 1, devices: Vec::new(), modes: Vec::new(), batch: 24, vmap: false, grad: false };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     let value = |i: usize| argv.get(i + 1).cloned().unwrap_or_else(|| panic!("fuzz: {} needs a value", argv[i]));
@@ -64,12 +72,17 @@ fn parse_args() -> Args {
                 i += 1;
                 continue;
             }
+            "--grad" => {
+                a.grad = true;
+                i += 1;
+                continue;
+            }
             "--sanitize" => {
                 i += 1;
                 continue;
             }
             other => panic!(
-                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam --sanitize --vmap)"
+                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam --sanitize --vmap --grad)"
             ),
         }
         i += 2;
@@ -180,8 +193,8 @@ fn main() {
         sanitize::restart_sanitized();
     }
     let args = parse_args();
-    if args.vmap {
-        fuzz_vmap(&args);
+    if args.vmap || args.grad {
+        fuzz_transforms(&args);
     }
     // Kernels go to a cache of the fuzzer's own (unless the user chose one), wiped as it goes.
     let own_cache = std::env::var_os("FERROGRAD_CACHE").is_none();
@@ -255,42 +268,55 @@ fn main() {
     std::process::exit(if mismatches + compile_failures > 0 { 1 } else { 0 });
 }
 
-/// `--vmap`: maps every graph with `vmap` on every device and compares each batch element
-/// with the reference; ends with `fuzz vmap: N graphs, M mismatches, U unsupported`.
-fn fuzz_vmap(args: &Args) -> ! {
+/// `--vmap`: maps every graph with `vmap` on every device and compares each batch element with
+/// the reference; ends with `fuzz vmap: N graphs, M mismatches, U unsupported`. `--grad`: checks
+/// the VJP and JVP of every graph's smooth part against central differences; ends with
+/// `fuzz grad: N graphs, M mismatches, S skipped` (graphs with no smooth part).
+fn fuzz_transforms(args: &Args) -> ! {
     std::panic::set_hook(Box::new(|_| {}));
     let start = Instant::now();
-    let (mut mismatches, mut unsupported) = (0usize, 0usize);
+    let (mut mismatches, mut others) = (0usize, 0usize);
+    let (flag, other) = if args.vmap { ("vmap", "unsupported") } else { ("grad", "skipped") };
     for i in 0..args.graphs {
         let seed = args.seed.wrapping_add(i);
         let g = generate(seed);
         for dev in &args.devices {
-            match vmap::check(&g, seed, dev) {
-                vmap::VmapVerdict::Ok => {}
-                vmap::VmapVerdict::Unsupported(m) => {
-                    unsupported += 1;
-                    if std::env::var_os("FUZZ_STATS").is_some() {
-                        eprintln!("unsupported: --seed {seed:#x} --dev {dev}: {}", one_line(&m));
-                    }
+            let (mismatch, note) = if args.vmap {
+                match vmap::check(&g, seed, dev) {
+                    vmap::VmapVerdict::Ok => (None, None),
+                    vmap::VmapVerdict::Unsupported(m) => (None, Some(m)),
+                    vmap::VmapVerdict::Mismatch(m) => (Some(m), None),
                 }
-                vmap::VmapVerdict::Mismatch(m) => {
-                    mismatches += 1;
-                    println!(
-                        "mismatch: --vmap --seed {seed:#x} --dev {dev}: {} | graph: {}",
-                        one_line(&m),
-                        g.to_rust().lines().collect::<Vec<_>>().join(" ")
-                    );
+            } else {
+                match grad::check(&g, seed, dev) {
+                    grad::GradVerdict::Ok => (None, None),
+                    grad::GradVerdict::Skipped => (None, Some(String::new())),
+                    grad::GradVerdict::Mismatch(m) => (Some(m), None),
                 }
+            };
+            if let Some(m) = note {
+                others += 1;
+                if std::env::var_os("FUZZ_STATS").is_some() && !m.is_empty() {
+                    eprintln!("{other}: --{flag} --seed {seed:#x} --dev {dev}: {}", one_line(&m));
+                }
+            }
+            if let Some(m) = mismatch {
+                mismatches += 1;
+                println!(
+                    "mismatch: --{flag} --seed {seed:#x} --dev {dev}: {} | graph: {}",
+                    one_line(&m),
+                    g.to_rust().lines().collect::<Vec<_>>().join(" ")
+                );
             }
         }
     }
     eprintln!(
-        "fuzz: {:.1} s for {} graphs under vmap on {}",
+        "fuzz: {:.1} s for {} graphs under {flag} on {}",
         start.elapsed().as_secs_f64(),
         args.graphs,
         args.devices.join(",")
     );
-    println!("fuzz vmap: {} graphs, {mismatches} mismatches, {unsupported} unsupported", args.graphs);
+    println!("fuzz {flag}: {} graphs, {mismatches} mismatches, {others} {other}", args.graphs);
     std::process::exit(if mismatches > 0 { 1 } else { 0 });
 }
 

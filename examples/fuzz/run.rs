@@ -132,12 +132,13 @@ pub fn build(g: &Graph, device: &str) -> Vec<Tensor> {
 }
 
 fn build_here(g: &Graph, device: &str) -> Vec<Tensor> {
-    build_with(g, &mut |node| input_tensor(&input_data(node), &node.shape, node.dt, device))
+    build_with(g, &mut |node| input_tensor(&input_data(node), &node.shape, node.dt, device), false)
 }
 
 /// The graph's outputs built on the current default device, each input node's tensor given by
-/// `input` (in node order).
-pub fn build_with(g: &Graph, input: &mut dyn FnMut(&Node) -> Tensor) -> Vec<Tensor> {
+/// `input` (in node order); with `f64`, float32 nodes are computed in float64 (the inputs given
+/// are float64).
+pub fn build_with(g: &Graph, input: &mut dyn FnMut(&Node) -> Tensor, f64: bool) -> Vec<Tensor> {
     let mut ts: Vec<Tensor> = Vec::with_capacity(g.nodes.len());
     for node in &g.nodes {
         let s = |k: usize| &ts[node.src[k]];
@@ -293,7 +294,8 @@ pub fn build_with(g: &Graph, input: &mut dyn FnMut(&Node) -> Tensor) -> Vec<Tens
             }
         };
         assert_eq!(t.shape(), node.shape, "fuzz: {:?} gave shape {:?}", node.op, t.shape());
-        assert_eq!(t.dtype(), node.dt.dtype(), "fuzz: {:?} gave dtype {:?}", node.op, t.dtype());
+        let want = if f64 && node.dt == Dt::F32 { ferrograd::DType::F64 } else { node.dt.dtype() };
+        assert_eq!(t.dtype(), want, "fuzz: {:?} gave dtype {:?}", node.op, t.dtype());
         ts.push(t);
     }
     g.outputs.iter().map(|&o| ts[o].clone()).collect()

@@ -79,7 +79,7 @@ pub fn check(g: &Graph, seed: u64, device: &str) -> VmapVerdict {
             .collect();
         let f = |xs: &[Tensor]| {
             let mut next = xs.iter();
-            build_with(g, &mut |_| next.next().expect("one tensor per input").clone())
+            build_with(g, &mut |_| next.next().expect("one tensor per input").clone(), false)
         };
         let in_axes: Vec<Option<isize>> = axes.iter().map(|a| a.map(|a| a as isize)).collect();
         let outs_axes: Vec<isize> = out_axes.iter().map(|&a| a as isize).collect();
