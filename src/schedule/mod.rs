@@ -114,7 +114,7 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     // norm of a weight gradient, a batch mean of a convolution) is materialized: nested, its
     // loops sit inside the outer reduce's, whose few outputs are the only parallel axis, with no
     // register tile; on its own it gets the layout and opts of a plain reduce. A reduce over a
-    // few of its outputs (a max-pool after a convolution) stays fused.
+    // few of its outputs into many (a max-pool after a convolution) stays fused.
     let mut reduced_again: FxHashMap<&UOp, Option<usize>> = FxHashMap::default();
     for n in topo.iter().rev() {
         let us = users.get(n).map(Vec::as_slice).unwrap_or(&[]);
@@ -130,10 +130,9 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
         reduced_again.insert(n, outer);
         if let (Some(outer), Ops::REDUCE_AXIS) = (outer, n.op()) {
             let (outputs, inputs) = (n.numel(), n.src()[0].numel());
-            if outputs >= NESTED_REDUCE_OUTPUTS
-                && inputs >= NESTED_REDUCE_WORK
-                && outputs >= NESTED_REDUCE_RATIO * outer.max(1)
-            {
+            let far_fewer = inputs >= NESTED_REDUCE_WORK && outputs >= NESTED_REDUCE_RATIO * outer.max(1);
+            let too_few = inputs >= NESTED_REDUCE_WORK / 16 && outer <= NESTED_REDUCE_FEW;
+            if outputs >= NESTED_REDUCE_OUTPUTS && (far_fewer || too_few) {
                 mat.insert(n.clone());
             }
         }
@@ -179,12 +178,15 @@ impl Reach {
 /// is broadcast to. (Index math on aranges and constants is always recomputed: it is cheap.)
 const RECOMPUTE_LIMIT: usize = 12;
 
-/// A reduce reduced again is materialized from this many outputs and this many inputs (below,
-/// nesting is cheaper than a second kernel: a cross-entropy's pick of each row's target).
+/// A reduce reduced again is materialized from this many outputs (below, nesting is cheaper
+/// than a second kernel: a cross-entropy's pick of each row's target), when it reads this many
+/// inputs and the reduce around it has at most 1/64 as many outputs, or when it reads 1/16 as
+/// many and the reduce around it has so few outputs (a norm per example) that they cannot keep
+/// the machine busy.
 const NESTED_REDUCE_OUTPUTS: usize = 1024;
 const NESTED_REDUCE_WORK: usize = 1 << 20;
-/// … and when the reduce around it has at most 1/64 as many outputs.
 const NESTED_REDUCE_RATIO: usize = 64;
+const NESTED_REDUCE_FEW: usize = 256;
 
 /// What `exp2`, `log2` and `sin` cost in `fused_cost`: each is a polynomial of a dozen or so
 /// operations on the CPU, and a SIMD one only along the kernel's vector axis. So softmax's
