@@ -8,6 +8,7 @@ mod npy;
 pub mod optim;
 pub mod safetensors;
 mod state;
+mod torch_load;
 
 pub use crate::tensor::skip_init;
 pub use ferrograd_derive::Module;
@@ -22,3 +23,4 @@ pub use safetensors::{safe_load, safe_load_metadata, safe_load_on, safe_save, sa
 pub use state::{
     get_state_dict, load_state_dict, load_state_dict_opts, load_state_dict_with, stored_bytes, LoadOptions,
 };
+pub use torch_load::{torch_load, torch_load_state_dict, TorchValue};

@@ -1,0 +1,162 @@
+//! `nn::torch_load` on checkpoints `torch.save` wrote (`scripts/torch_fixture.py`): every value
+//! against `expected.json`, strided views of one storage, nn state dicts loaded into ferrograd
+//! layers; a pickle that names a function is refused by name; corrupted pickles inside valid
+//! archives are errors, never panics.
+
+use ferrograd::nn::{
+    load_state_dict, torch_load, torch_load_state_dict, BatchNorm, Conv2d, Linear, Module, TorchValue,
+};
+use ferrograd::{DType, Tensor};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/torch_load").join(name)
+}
+
+fn dtype_of(name: &str) -> DType {
+    match name {
+        "float32" => DType::F32,
+        "float64" => DType::F64,
+        "float16" => DType::F16,
+        "bfloat16" => DType::BF16,
+        "int64" => DType::I64,
+        "int32" => DType::I32,
+        "int16" => DType::I16,
+        "int8" => DType::I8,
+        "uint8" => DType::U8,
+        "bool" => DType::BOOL,
+        other => panic!("dtype {other}"),
+    }
+}
+
+fn check(t: &Tensor, want: &Value, what: &str) {
+    let shape: Vec<usize> = want["shape"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+    assert_eq!(t.shape(), shape, "{what}: shape");
+    assert_eq!(t.dtype(), dtype_of(want["dtype"].as_str().unwrap()), "{what}: dtype");
+    let data: Vec<f64> = want["data"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    // (serde_json's float parsing may be one ulp off Python's shortest repr.)
+    let got = t.cast(DType::F64).to_vec::<f64>().unwrap();
+    assert_eq!(got.len(), data.len(), "{what}: values");
+    for (k, (g, w)) in got.iter().zip(&data).enumerate() {
+        assert!((g - w).abs() <= 1e-15 * w.abs(), "{what}: element {k}: {g} != {w}");
+    }
+}
+
+#[test]
+fn reads_every_value_torch_saved() {
+    let expected: Value = serde_json::from_str(&std::fs::read_to_string(fixture("expected.json")).unwrap()).unwrap();
+    let ck = torch_load(fixture("checkpoint.pt")).unwrap();
+    for group in ["views", "dtypes"] {
+        for (name, want) in expected[group].as_object().unwrap() {
+            let t = ck.get(group).and_then(|g| g.get(name)).and_then(TorchValue::as_tensor).expect(name);
+            check(t, want, &format!("{group}.{name}"));
+        }
+    }
+    let flat = ck.state_dict();
+    for (name, want) in expected["layers"].as_object().unwrap() {
+        check(&flat[&format!("layers.{name}")], want, name);
+    }
+    // Containers and plain values.
+    assert!(matches!(ck.get("n"), Some(TorchValue::Int(3))));
+    assert!(matches!(ck.get("name"), Some(TorchValue::Str(s)) if s == "ferrograd"));
+    let Some(TorchValue::Tuple(t)) = ck.get("tuple") else { panic!("a tuple") };
+    assert!(
+        matches!(t[..], [TorchValue::Int(1), TorchValue::Float(f), TorchValue::None, TorchValue::Bool(true)] if f == 2.0)
+    );
+    let Some(TorchValue::List(l)) = ck.get("list") else { panic!("a list") };
+    assert!(matches!(l[1..], [TorchValue::Int(1), TorchValue::Str(ref s)] if s == "a"));
+    let row: Vec<f64> =
+        expected["views"]["base"]["data"].as_array().unwrap()[..5].iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(l[0].as_tensor().unwrap().cast(DType::F64).to_vec::<f64>().unwrap(), row, "list[0]");
+    // The views of one storage read one buffer: a transpose is a permute of it, not a copy.
+    let t = flat["views.t"].uop();
+    assert!(t.toposort().iter().any(|n| n.op() == ferrograd::Ops::PERMUTE), "the transpose is a view");
+}
+
+#[test]
+fn state_dicts_load_into_ferrograd_layers() {
+    #[derive(Module)]
+    struct Layers {
+        linear: Linear,
+        conv: Conv2d,
+        bn: BatchNorm,
+    }
+    let sd = torch_load_state_dict(fixture("checkpoint.pt")).unwrap();
+    let layers: std::collections::BTreeMap<String, Tensor> =
+        sd.into_iter().filter_map(|(k, v)| Some((k.strip_prefix("layers.")?.to_string(), v))).collect();
+    let m = Layers { linear: Linear::new(3, 2, true), conv: Conv2d::new(1, 2, 3), bn: BatchNorm::new(2) };
+    load_state_dict(&m, layers.clone()).unwrap();
+    let x = Tensor::from_vec(vec![1.0f32, -2.0, 0.5], [1, 3]);
+    let want = x.matmul(&layers["linear.weight"].t()) + &layers["linear.bias"];
+    assert_eq!(m.linear.forward(&x).to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+}
+
+#[test]
+fn a_pickle_that_names_a_function_is_refused() {
+    let err = torch_load(fixture("hostile.pt")).expect_err("refused").to_string();
+    // (Protocol 2 names Python 3's builtins by their Python 2 module.)
+    assert!(err.contains("__builtin__.print") && err.contains("hostile.pt"), "{err}");
+}
+
+/// The archive with its data.pkl replaced.
+fn with_pickle(pickle: &[u8]) -> Vec<u8> {
+    let mut src = zip::ZipArchive::new(std::fs::File::open(fixture("checkpoint.pt")).unwrap()).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for i in 0..src.len() {
+        let mut e = src.by_index(i).unwrap();
+        let name = e.name().unwrap().to_string();
+        let mut bytes = Vec::new();
+        e.read_to_end(&mut bytes).unwrap();
+        out.start_file(name.clone(), opts).unwrap();
+        out.write_all(if name.ends_with("data.pkl") { pickle } else { &bytes }).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+#[test]
+fn corrupt_checkpoints_are_errors() {
+    let dir = std::env::temp_dir().join(format!("ferrograd-torch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = std::fs::read(fixture("checkpoint.pt")).unwrap();
+    let p = dir.join("bad.pt");
+    std::fs::write(&p, &file[..file.len() / 2]).unwrap();
+    assert!(torch_load(&p).is_err(), "a truncated archive");
+    std::fs::write(&p, b"not a zip at all").unwrap();
+    assert!(torch_load(&p).unwrap_err().to_string().contains("not a zip-format"));
+    let mut src = zip::ZipArchive::new(std::fs::File::open(fixture("checkpoint.pt")).unwrap()).unwrap();
+    let mut pickle = Vec::new();
+    src.by_name("checkpoint/data.pkl").unwrap().read_to_end(&mut pickle).unwrap();
+    // Random corruption of the pickle: an Err or a value, never a panic or a hang.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut errors = 0;
+    for round in 0..400 {
+        let mut b = pickle.clone();
+        for _ in 0..1 + round % 3 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let i = (state as usize) % b.len();
+            b[i] = (state >> 40) as u8;
+        }
+        if round % 9 == 0 {
+            b.truncate((state as usize) % b.len());
+        }
+        std::fs::write(&p, with_pickle(&b)).unwrap();
+        let outcome = std::panic::catch_unwind(|| match torch_load(&p) {
+            Ok(v) => {
+                // Whatever it read must realize without reading out of bounds.
+                for t in v.state_dict().values() {
+                    let _ = t.to_bytes();
+                }
+                false
+            }
+            Err(_) => true,
+        });
+        errors += outcome.unwrap_or_else(|_| panic!("round {round}: a corrupt pickle panicked")) as usize;
+    }
+    assert!(errors > 100, "most corruptions are caught: {errors} of 400");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
