@@ -1,7 +1,9 @@
 """beautiful_mnist in PyTorch, as examples/beautiful_mnist.rs does it: 70 steps of batch 512
 sampled with randint, Adam lr 0.001, a test evaluation on the 10,000 test images every 10
 steps, wall time for the steps and evaluations. MNIST from MNIST_DIR (the four *-ubyte.gz
-files). Run by bench/peers.sh next to `cargo run --release --example beautiful_mnist`."""
+files). Run by bench/peers.sh next to `cargo run --release --example beautiful_mnist`. With
+SAVE=path the trained model's state dict is written there with torch.save (the checkpoint
+tests/torch_load.rs evaluates in ferrograd: `STEPS=20 SAVE=tests/fixtures/torch_load/mnist.pt`)."""
 import gzip
 import os
 import time
@@ -59,8 +61,13 @@ def main():
         if i % 10 == 9:
             evaluate()
     wall = time.perf_counter() - start
-    print(f"test accuracy: {evaluate():.2f}%")
+    acc = evaluate()
+    print(f"test accuracy: {acc:.2f}%")
     print(f"wall time for {steps} steps (with {steps // 10} test evaluations): {wall:.1f} s")
+    if os.environ.get("SAVE"):
+        torch.save(model.state_dict(), os.environ["SAVE"])
+        with open(os.environ["SAVE"] + ".json", "w") as f:
+            f.write(f'{{"steps": {steps}, "test_accuracy": {acc:.4f}, "torch": "{torch.__version__}"}}\n')
 
 
 if __name__ == "__main__":

@@ -160,3 +160,27 @@ fn corrupt_checkpoints_are_errors() {
     assert!(errors > 100, "most corruptions are caught: {errors} of 400");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[path = "../examples/shared/mnist_model.rs"]
+#[allow(dead_code)] // its training step is for the training examples
+mod mnist_model;
+
+/// beautiful_mnist's model trained 20 steps in PyTorch (`bench/mnist_torch.py` with SAVE): its
+/// checkpoint, loaded into ferrograd's model, classifies the 10,000 test images as PyTorch did.
+#[test]
+fn a_model_trained_in_pytorch_evaluates_the_same() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/mnist");
+    if !ferrograd::nn::datasets::missing_mnist_files(&dir).is_empty() {
+        println!("skipping: MNIST files not found in {}", dir.display());
+        return;
+    }
+    let info: Value = serde_json::from_str(&std::fs::read_to_string(fixture("mnist.pt.json")).unwrap()).unwrap();
+    let model = mnist_model::Model::new();
+    load_state_dict(&model, torch_load_state_dict(fixture("mnist.pt")).unwrap()).unwrap();
+    let (_, _, x_test, y_test) = ferrograd::nn::datasets::mnist_from(&dir).unwrap();
+    let pred = model.forward(&x_test).argmax_axis(1);
+    let acc = pred.eq(y_test.cast(pred.dtype())).cast(DType::F32).mean().item::<f32>().unwrap() as f64 * 100.0;
+    let want = info["test_accuracy"].as_f64().unwrap();
+    println!("test accuracy: ferrograd {acc:.2}%, PyTorch {want:.2}%");
+    assert!((acc - want).abs() <= 0.03, "ferrograd {acc}% against PyTorch's {want}% on the same weights");
+}
