@@ -70,9 +70,14 @@ fn reads_every_value_torch_saved() {
     let row: Vec<f64> =
         expected["views"]["base"]["data"].as_array().unwrap()[..5].iter().map(|v| v.as_f64().unwrap()).collect();
     assert_eq!(l[0].as_tensor().unwrap().cast(DType::F64).to_vec::<f64>().unwrap(), row, "list[0]");
-    // The views of one storage read one buffer: a transpose is a permute of it, not a copy.
+    // The views of one storage read one buffer: a transpose is a permute of it, not a copy, and
+    // every view but the overlapping one is movement ops only (no gather).
     let t = flat["views.t"].uop();
     assert!(t.toposort().iter().any(|n| n.op() == ferrograd::Ops::PERMUTE), "the transpose is a view");
+    for view in ["t", "stepped", "offset", "row_broadcast"] {
+        let ops: Vec<ferrograd::Ops> = flat[&format!("views.{view}")].uop().toposort().iter().map(|n| n.op()).collect();
+        assert!(ops.iter().all(|o| o.is_movement() || *o == ferrograd::Ops::BUFFER), "{view}: {ops:?}");
+    }
 }
 
 #[test]

@@ -202,10 +202,13 @@ fn strided_view(flat: &Tensor, spec: &TensorSpec) -> std::result::Result<Tensor,
     // The axes that move through memory, outermost first.
     let mut axes: Vec<usize> = (0..size.len()).filter(|&a| size[a] > 1 && stride[a] > 0).collect();
     axes.sort_by_key(|&a| std::cmp::Reverse(stride[a]));
-    let nested = axes.windows(2).all(|w| {
-        let (outer, inner) = (stride[w[0]] as usize, stride[w[1]] as usize);
-        outer % inner == 0 && outer >= inner * size[w[1]]
-    });
+    // What each axis and the axes inside it span; every one must fit inside one step of the
+    // axis around it (a transpose, a slice, a stepped slice), else elements overlap.
+    let mut spans = vec![1usize; axes.len() + 1];
+    for k in (0..axes.len()).rev() {
+        spans[k] = (size[axes[k]] - 1) * stride[axes[k]] as usize + spans[k + 1];
+    }
+    let nested = (1..axes.len()).all(|k| stride[axes[k - 1]] as usize >= spans[k]);
     if !nested {
         // Overlapping strides: gather each element.
         let mut index =
@@ -218,24 +221,93 @@ fn strided_view(flat: &Tensor, spec: &TensorSpec) -> std::result::Result<Tensor,
         let index = index.expand(size.clone()).flatten();
         return Ok(flat.gather(0, &index).reshape(size.clone()));
     }
-    // Memory from the offset as [size of the outermost axis, then each axis's period, then the
-    // innermost stride]; every axis taken from 0 to its size, the last at 0.
+    // Memory from the offset as [size of the outermost axis, its stride]; then each inner axis
+    // splits the last length: cut (or padded, past what is read) to its size times its stride,
+    // reshaped to [size, stride]; at the end each element is the first of its innermost step.
     let Some(&outer) = axes.first() else {
         return Ok(flat.shrink(&[(*offset, offset + 1)]).reshape(vec![1usize; size.len()]).expand(size.clone()));
     };
-    let inner_stride = stride[*axes.last().expect("not empty")] as usize;
-    let mut lengths = vec![size[outer]];
-    lengths.extend(axes.windows(2).map(|w| stride[w[0]] as usize / stride[w[1]] as usize));
-    lengths.push(inner_stride);
     let span = size[outer] * stride[outer] as usize;
     let end = (offset + span).min(*storage_numel);
     let block = flat.shrink(&[(*offset, end)]).pad(&[(0, offset + span - end)]);
-    let mut ranges: Vec<(usize, usize)> = axes.iter().map(|&a| (0, size[a])).collect();
-    ranges.push((0, 1));
-    let picked = block.reshape(lengths).shrink(&ranges).reshape(axes.iter().map(|&a| size[a]).collect::<Vec<_>>());
+    let mut lengths = vec![size[outer], stride[outer] as usize];
+    let mut picked = block.reshape(lengths.clone());
+    let cut = |t: &Tensor, lengths: &[usize], last: usize| {
+        let n = lengths.len();
+        let have = lengths[n - 1];
+        if last <= have {
+            let ranges: Vec<(usize, usize)> =
+                lengths.iter().enumerate().map(|(i, &l)| (0, if i + 1 == n { last } else { l })).collect();
+            t.shrink(&ranges)
+        } else {
+            let pads: Vec<(usize, usize)> = (0..n).map(|i| (0, if i + 1 == n { last - have } else { 0 })).collect();
+            t.pad(&pads)
+        }
+    };
+    for &a in &axes[1..] {
+        let (l, st) = (size[a], stride[a] as usize);
+        picked = cut(&picked, &lengths, l * st);
+        lengths.pop();
+        lengths.extend([l, st]);
+        picked = picked.reshape(lengths.clone());
+    }
+    picked = cut(&picked, &lengths, 1);
+    lengths.pop();
+    let picked = picked.reshape(lengths);
     // Back to the axes' own order, then the axes of length 1 and the broadcast ones.
     let mut order: Vec<usize> = (0..axes.len()).collect();
     order.sort_by_key(|&k| axes[k]);
     let kept: Vec<usize> = size.iter().enumerate().map(|(a, &l)| if axes.contains(&a) { l } else { 1 }).collect();
     Ok(picked.permute(order).reshape(kept).expand(size.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random sizes, strides (zero, overlapping, stepped, transposed) and offsets: the view reads
+    /// what `offset + Σ index·stride` names.
+    #[test]
+    fn strided_views_read_the_elements_strides_name() {
+        let numel = 200usize;
+        let flat = Tensor::arange(numel).cast(crate::DType::F32);
+        let mut state = 0x1234_5678_9abc_def1u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n) as usize
+        };
+        for round in 0..100 {
+            let dims = 1 + next(4);
+            let size: Vec<usize> = (0..dims).map(|_| 1 + next(4)).collect();
+            let stride: Vec<i64> = (0..dims).map(|_| next(12) as i64).collect();
+            let offset = next(20);
+            let spec = TensorSpec {
+                key: "0".into(),
+                storage_numel: numel,
+                offset,
+                size: size.clone(),
+                stride: stride.clone(),
+            };
+            let n: usize = size.iter().product();
+            let want: Vec<f32> = (0..n)
+                .map(|mut i| {
+                    let mut at = offset;
+                    for (&l, &s) in size.iter().zip(&stride).rev() {
+                        at += (i % l) * s as usize;
+                        i /= l;
+                    }
+                    at as f32
+                })
+                .collect();
+            let got = strided_view(&flat, &spec).unwrap();
+            assert_eq!(got.shape(), size, "round {round}");
+            assert_eq!(
+                got.to_vec::<f32>().unwrap(),
+                want,
+                "round {round}: size {size:?} stride {stride:?} offset {offset}"
+            );
+        }
+    }
 }
