@@ -3,6 +3,7 @@
 //! by value; files ferrograd writes are the committed fixtures `scripts/check_npy.py` reads with
 //! NumPy; corrupt and lying files are an `Err`, never a panic.
 
+mod common;
 use ferrograd::nn::{npy_load, npy_save, npy_save_with, npz_load, npz_save};
 use ferrograd::{DType, Tensor};
 use std::collections::BTreeMap;
@@ -154,20 +155,10 @@ fn bad_files_are_errors() {
     assert!(npz_load(&p).is_err());
     // Random corruption of real files: an Err or a value, never a panic.
     let npz = std::fs::read(fixture("compressed.npz")).unwrap();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = common::Rng::new(41);
     for round in 0..300 {
         let src = if round % 2 == 0 { &good } else { &npz };
-        let mut b = src.clone();
-        for _ in 0..1 + round % 4 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let i = (state as usize) % b.len();
-            b[i] = (state >> 32) as u8;
-        }
-        if round % 7 == 0 {
-            b.truncate((state as usize) % b.len());
-        }
+        let b = rng.corrupt(src, 1 + round % 4, round % 7 == 0);
         let p = dir.join("fuzz.bin");
         std::fs::write(&p, &b).unwrap();
         let outcome = std::panic::catch_unwind(|| {

@@ -3,6 +3,7 @@
 //! layers; a pickle that names a function is refused by name; corrupted pickles inside valid
 //! archives are errors, never panics.
 
+mod common;
 use ferrograd::nn::{
     load_state_dict, torch_load, torch_load_state_dict, BatchNorm, Conv2d, Linear, Module, TorchValue,
 };
@@ -135,20 +136,10 @@ fn corrupt_checkpoints_are_errors() {
     let mut pickle = Vec::new();
     src.by_name("checkpoint/data.pkl").unwrap().read_to_end(&mut pickle).unwrap();
     // Random corruption of the pickle: an Err or a value, never a panic or a hang.
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = common::Rng::new(7);
     let mut errors = 0;
     for round in 0..400 {
-        let mut b = pickle.clone();
-        for _ in 0..1 + round % 3 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let i = (state as usize) % b.len();
-            b[i] = (state >> 40) as u8;
-        }
-        if round % 9 == 0 {
-            b.truncate((state as usize) % b.len());
-        }
+        let b = rng.corrupt(&pickle, 1 + round % 3, round % 9 == 0);
         std::fs::write(&p, with_pickle(&b)).unwrap();
         let outcome = std::panic::catch_unwind(|| match torch_load(&p) {
             Ok(v) => {

@@ -62,6 +62,19 @@ impl Rng {
     pub fn ints(&mut self, n: usize, lo: i64, hi: i64) -> Vec<i64> {
         (0..n).map(|_| self.int(lo, hi)).collect()
     }
+    /// `bytes` with `changes` random bytes overwritten and, with `truncate`, cut at a random
+    /// length: a corrupt file for a loader's never-panic tests.
+    pub fn corrupt(&mut self, bytes: &[u8], changes: usize, truncate: bool) -> Vec<u8> {
+        let mut b = bytes.to_vec();
+        for _ in 0..changes {
+            let i = (self.next_u64() as usize) % b.len();
+            b[i] = self.next_u64() as u8;
+        }
+        if truncate {
+            b.truncate((self.next_u64() as usize) % b.len());
+        }
+        b
+    }
 }
 
 // ---------------------------------------------------------------- reference array
