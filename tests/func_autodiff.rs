@@ -203,3 +203,20 @@ fn transforms_compose_in_any_order() {
         assert_close(&vals(&jac.narrow(0, i, 1).squeeze(0)), &vals(&one), 1e-12, &format!("vmap(jacrev) row {i}"));
     }
 }
+
+#[test]
+fn grad_of_a_mapped_convolution_keeps_its_backward() {
+    // The batched graph carries the convolution's own backward (a transposed convolution), so
+    // grad(vmap(f)) equals the gradient of the unbatched batch computation.
+    use ferrograd::tensor::ConvOpts;
+    let mut rng = Rng::new(21);
+    let x = rand64(&mut rng, &[4, 3, 7, 7]);
+    let w = rand64(&mut rng, &[5, 3, 3, 3]);
+    let row = |a: &[Tensor]| vec![a[0].unsqueeze(0).conv2d(&a[1], None, &ConvOpts::default().padding(1)).tanh().sum()];
+    let total = move |a: &[Tensor]| vec![vmap(row, &[Some(0), None], &[])(a)[0].sum()];
+    let direct = |a: &[Tensor]| vec![a[0].conv2d(&a[1], None, &ConvOpts::default().padding(1)).tanh().sum()];
+    let mapped = grad(total, &[])(&[x.clone(), w.clone()]);
+    let plain = grad(direct, &[])(&[x.clone(), w.clone()]);
+    assert_close(&vals(&mapped[0]), &vals(&plain[0]), 1e-12, "input gradient");
+    assert_close(&vals(&mapped[1]), &vals(&plain[1]), 1e-12, "weight gradient");
+}

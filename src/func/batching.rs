@@ -4,9 +4,12 @@
 //! over by one axis. Nodes that depend on no batched leaf are kept as they are, so weights and
 //! constants the function closes over are computed once, not once per element.
 
+use crate::tensor::trace::placeholder;
+use crate::tensor::{custom_gradient, set_custom_gradient, CustomGradient, Tensor};
 use crate::uop::dim::dim_pairs;
 use crate::uop::node::toposort_many;
-use crate::uop::{Arg, Dim, FxHashMap, Ops, UOp};
+use crate::uop::{Arg, Dim, FxHashMap, FxHashSet, Ops, UOp};
+use std::sync::Arc;
 
 /// `Shape` when every length is a number, else `DimShape`.
 fn shape_arg(dims: Vec<Dim>) -> Arg {
@@ -122,5 +125,52 @@ pub(crate) fn batch_graph(roots: &[UOp], seeds: &FxHashMap<UOp, UOp>, b: usize) 
         let new = batch_node(&n, src, b);
         batched.insert(n, new);
     }
+    keep_custom_backward(&batched, seeds, b);
     roots.iter().map(|r| batched.get(r).cloned()).collect()
+}
+
+/// Gives each rebuilt node that had its own backward (a convolution's) a batched one: the old
+/// rule, run on a placeholder for one element's gradient, builds per-element gradient graphs,
+/// which are batched like the forward graph. A gradient for a node that is not batched (a
+/// weight every element shares) is summed over the batch.
+fn keep_custom_backward(batched: &FxHashMap<UOp, UOp>, seeds: &FxHashMap<UOp, UOp>, b: usize) {
+    let rebuilt: Vec<(UOp, UOp, CustomGradient)> = batched
+        .iter()
+        .filter(|(old, _)| !seeds.contains_key(*old))
+        .filter_map(|(old, new)| Some((old.clone(), new.clone(), custom_gradient(old)?)))
+        .collect();
+    if rebuilt.is_empty() {
+        return;
+    }
+    let memo = Arc::new(batched.clone());
+    let seeds = Arc::new(seeds.clone());
+    for (old, new, rule) in rebuilt {
+        let (memo, seeds) = (memo.clone(), seeds.clone());
+        let batched_rule = move |g: &Tensor, needed: &FxHashSet<UOp>| -> Vec<(UOp, Tensor)> {
+            let element_grad = placeholder(&old.sym_shape(), g.dtype(), &g.device());
+            // The old nodes whose batched (or unchanged, when not batched) form is needed.
+            let old_needed: FxHashSet<UOp> = memo
+                .iter()
+                .filter(|(_, v)| needed.contains(*v))
+                .map(|(k, _)| k.clone())
+                .chain(needed.iter().filter(|n| !memo.contains_key(*n)).cloned())
+                .collect();
+            let pairs = rule(&element_grad, &old_needed);
+            let mut with_grad: FxHashMap<UOp, UOp> = (*seeds).clone();
+            with_grad.insert(element_grad.uop(), g.uop());
+            let roots: Vec<UOp> = pairs.iter().map(|(_, t)| t.uop()).collect();
+            let grads = batch_graph(&roots, &with_grad, b);
+            pairs
+                .into_iter()
+                .zip(grads)
+                .map(|((node, per_element), batched_grad)| match (memo.get(&node), batched_grad) {
+                    (Some(target), Some(bg)) => (target.clone(), Tensor::from_uop(bg)),
+                    (Some(target), None) => (target.clone(), Tensor::from_uop(broadcast_batch(&per_element.uop(), b))),
+                    (None, Some(bg)) => (node, Tensor::from_uop(bg).sum_axis(0)),
+                    (None, None) => (node, per_element * b as f64),
+                })
+                .collect()
+        };
+        set_custom_gradient(&new, Arc::new(batched_rule));
+    }
 }

@@ -44,6 +44,7 @@ pub(crate) use create::{buffer_view, buffer_view_dims, default_device};
 pub use elementwise::Operand;
 pub(crate) use grad::{
     add_gradients, custom_gradient, keep_zeros, set_custom_gradient, tensors_requiring_grad, with_sources,
+    CustomGradient,
 };
 pub use handle::Tensor;
 pub(crate) use handle::TensorInner;
