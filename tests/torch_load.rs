@@ -108,18 +108,41 @@ fn a_pickle_that_names_a_function_is_refused() {
 
 /// The archive with its data.pkl replaced.
 fn with_pickle(pickle: &[u8]) -> Vec<u8> {
+    rezip(Some(pickle), zip::CompressionMethod::Stored)
+}
+
+/// The checkpoint archive written again with `method`, its data.pkl replaced when given.
+fn rezip(pickle: Option<&[u8]>, method: zip::CompressionMethod) -> Vec<u8> {
     let mut src = zip::ZipArchive::new(std::fs::File::open(fixture("checkpoint.pt")).unwrap()).unwrap();
     let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let opts = zip::write::SimpleFileOptions::default().compression_method(method);
     for i in 0..src.len() {
         let mut e = src.by_index(i).unwrap();
         let name = e.name().unwrap().to_string();
         let mut bytes = Vec::new();
         e.read_to_end(&mut bytes).unwrap();
         out.start_file(name.clone(), opts).unwrap();
-        out.write_all(if name.ends_with("data.pkl") { pickle } else { &bytes }).unwrap();
+        out.write_all(match pickle {
+            Some(p) if name.ends_with("data.pkl") => p,
+            _ => &bytes,
+        })
+        .unwrap();
     }
     out.finish().unwrap().into_inner()
+}
+
+#[test]
+fn deflated_archives_read_the_same() {
+    // torch.save stores entries uncompressed (read straight from a memory map); a re-packed,
+    // deflated archive is decompressed instead, with the same values.
+    let p = std::env::temp_dir().join(format!("ferrograd-torch-deflated-{}.pt", std::process::id()));
+    std::fs::write(&p, rezip(None, zip::CompressionMethod::Deflated)).unwrap();
+    let (a, b) = (torch_load_state_dict(fixture("checkpoint.pt")).unwrap(), torch_load_state_dict(&p).unwrap());
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (k, t) in &a {
+        assert_eq!(t.to_bytes().unwrap(), b[k].to_bytes().unwrap(), "{k}");
+    }
+    std::fs::remove_file(&p).unwrap();
 }
 
 #[test]

@@ -7,8 +7,9 @@
 mod pickle;
 
 use crate::error::{Error, Result};
-use crate::runtime::Buffer;
+use crate::runtime::{get_device, Buffer};
 use crate::tensor::{buffer_view, default_device, Tensor};
+use memmap2::Mmap;
 use pickle::{kind, unpickle, Obj, TensorSpec};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -66,6 +67,12 @@ impl TorchValue {
     }
 }
 
+/// Where an archive entry's bytes are.
+enum Entry {
+    Mapped(std::ops::Range<usize>),
+    Read(Vec<u8>),
+}
+
 fn format_err(path: &Path, message: impl Into<String>) -> Error {
     Error::Format { path: path.to_path_buf(), message: message.into() }
 }
@@ -76,7 +83,15 @@ fn format_err(path: &Path, message: impl Into<String>) -> Error {
 /// `Err` naming it, and nothing in the file is executed.
 pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
     let path = path.as_ref();
-    let file = std::fs::File::open(path).map_err(|source| Error::File { path: path.to_path_buf(), source })?;
+    let file_err = |source| Error::File { path: path.to_path_buf(), source };
+    let file = std::fs::File::open(path).map_err(file_err)?;
+    // SAFETY: mapping a file is unsafe because its bytes may change if another process writes
+    // or truncates it while it is mapped. Here every slice of the map is bounds-checked against
+    // its length (fixed when mapped), the bytes are only copied into buffers (plain numbers, bools
+    // normalized; nothing is interpreted from them), and no reference into the map outlives this
+    // call. A concurrent writer can at worst change the values read (or raise SIGBUS on a
+    // truncation, as with every mmap-based loader); it cannot make us read out of bounds.
+    let map = unsafe { Mmap::map(&file) }.map_err(file_err)?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| {
         format_err(
             path,
@@ -97,19 +112,34 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
         .ok_or_else(|| format_err(path, "the archive has no data.pkl: not a PyTorch checkpoint"))?
         .clone();
     let prefix = pkl.strip_suffix("data.pkl").expect("ends with it").to_string();
-    let mut read = |name: &str, want: Option<usize>| -> Result<Vec<u8>> {
+    // An entry's bytes: where the archive stores it uncompressed (as torch.save does, aligned),
+    // its range in the map; else decompressed into memory.
+    let mut entry_data = |name: &str, want: Option<usize>| -> Result<Entry> {
         let mut entry = zip.by_name(name).map_err(|e| format_err(path, format!("entry {name}: {e}")))?;
         if let Some(w) = want {
             if entry.size() != w as u64 {
                 return Err(format_err(path, format!("entry {name} has {} bytes, its tensors need {w}", entry.size())));
             }
         }
+        if entry.compression() == zip::CompressionMethod::Stored {
+            let start = entry.data_start().and_then(|s| usize::try_from(s).ok());
+            let range = start.and_then(|s| Some(s..s.checked_add(usize::try_from(entry.size()).ok()?)?));
+            if let Some(r) = range.filter(|r| r.end <= map.len()) {
+                return Ok(Entry::Mapped(r));
+            }
+        }
         let mut out = Vec::with_capacity(want.unwrap_or(0));
         entry.read_to_end(&mut out).map_err(|e| format_err(path, format!("entry {name}: {e}")))?;
-        Ok(out)
+        Ok(Entry::Read(out))
+    };
+    let mut read = |name: &str| -> Result<Vec<u8>> {
+        Ok(match entry_data(name, None)? {
+            Entry::Mapped(r) => map[r].to_vec(),
+            Entry::Read(v) => v,
+        })
     };
     if names.contains(&format!("{prefix}byteorder")) {
-        let order = read(&format!("{prefix}byteorder"), None)?;
+        let order = read(&format!("{prefix}byteorder"))?;
         if order != b"little" {
             return Err(format_err(
                 path,
@@ -117,7 +147,7 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
             ));
         }
     }
-    let pickled = read(&pkl, None)?;
+    let pickled = read(&pkl)?;
     let un = unpickle(&pickled).map_err(|m| format_err(path, format!("{pkl}: {m}")))?;
     // One buffer per storage, shared by the tensors that view it.
     let device = default_device();
@@ -130,11 +160,24 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
             let bytes = numel
                 .checked_mul(dtype.itemsize())
                 .ok_or_else(|| format_err(path, format!("storage {key}: {numel} elements")))?;
-            let mut data = read(&format!("{prefix}data/{key}"), Some(bytes))?;
-            if dtype.is_bool() {
-                data.iter_mut().for_each(|b| *b = (*b != 0) as u8);
-            }
-            let buf = Buffer::with_data(&device, *dtype, data);
+            let buf = match entry_data(&format!("{prefix}data/{key}"), Some(bytes))? {
+                // Straight from the map into the device buffer: no copy of the file in memory.
+                Entry::Mapped(r) if !dtype.is_bool() => {
+                    let buf = Buffer::new(get_device(&device)?, *dtype, *numel);
+                    buf.copy_in(&map[r])?;
+                    buf
+                }
+                found => {
+                    let mut data = match found {
+                        Entry::Mapped(r) => map[r].to_vec(),
+                        Entry::Read(v) => v,
+                    };
+                    if dtype.is_bool() {
+                        data.iter_mut().for_each(|b| *b = (*b != 0) as u8);
+                    }
+                    Buffer::with_data(&device, *dtype, data)
+                }
+            };
             storages.insert(key.clone(), Tensor::from_uop(buffer_view(buf, &[*numel])));
         }
     }
