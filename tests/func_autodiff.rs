@@ -220,3 +220,31 @@ fn grad_of_a_mapped_convolution_keeps_its_backward() {
     assert_close(&vals(&mapped[0]), &vals(&plain[0]), 1e-12, "input gradient");
     assert_close(&vals(&mapped[1]), &vals(&plain[1]), 1e-12, "weight gradient");
 }
+
+#[test]
+fn functional_call_maps_an_ensemble_of_parameters() {
+    // torch.func's model ensembling: one nn::Linear's forward, run with each of 3 stacked sets of
+    // parameters by vmap over functional_call, equals each set's own forward.
+    use ferrograd::func::functional_call;
+    use ferrograd::nn::{get_parameters, Linear};
+    let layer = Linear::new(4, 2, true);
+    let params = get_parameters(&layer);
+    let mut rng = Rng::new(31);
+    let weights = rand64(&mut rng, &[3, 2, 4]).cast(DType::F32);
+    let biases = rand64(&mut rng, &[3, 2]).cast(DType::F32);
+    let x = rand64(&mut rng, &[5, 4]).cast(DType::F32);
+    let run = |a: &[Tensor]| functional_call(&params, &a[..2], || vec![layer.forward(&a[2])]);
+    let all = vmap(run, &[Some(0), Some(0), None], &[])(&[weights.clone(), biases.clone(), x.clone()]).remove(0);
+    assert_eq!(all.shape(), [3, 5, 2]);
+    for m in 0..3 {
+        let (w, b) = (weights.narrow(0, m, 1).squeeze(0), biases.narrow(0, m, 1).squeeze(0));
+        let want = x.matmul(&w.t()) + &b;
+        assert_close(&vals(&all.narrow(0, m, 1).squeeze(0)), &vals(&want), 1e-6, &format!("member {m}"));
+    }
+    // Gradients with respect to the parameters given, not the layer's own.
+    let loss = |a: &[Tensor]| vec![functional_call(&params, &a[..2], || vec![layer.forward(&a[2])])[0].square().sum()];
+    let (w0, b0) = (weights.narrow(0, 0, 1).squeeze(0), biases.narrow(0, 0, 1).squeeze(0));
+    let g = grad(loss, &[0])(&[w0.clone(), b0.clone(), x.clone()]).remove(0);
+    let y = x.matmul(&w0.t()) + &b0;
+    assert_close(&vals(&g), &vals(&(y * 2.0).t().matmul(&x)), 1e-5, "grad through functional_call");
+}
