@@ -44,6 +44,17 @@ pub enum Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// `Error::Format`: the file at `path` is there but cannot be used; `message` says why.
+    pub fn format(path: &std::path::Path, message: impl Into<String>) -> Error {
+        Error::Format { path: path.to_path_buf(), message: message.into() }
+    }
+    /// For `map_err`: opening, reading or writing the file at `path` failed (`Error::File`).
+    pub fn file(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+        move |source| Error::File { path: path.to_path_buf(), source }
+    }
+}
+
 /// One line per problem, so a user sees every bad key of a checkpoint at once.
 fn state_dict_message(missing: &[String], unexpected: &[String], mismatched: &[String]) -> String {
     let n = missing.len() + unexpected.len() + mismatched.len();

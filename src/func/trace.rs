@@ -3,10 +3,9 @@
 //! (a convolution's, a trig function's known derivative) keeps it, translated to the new
 //! nodes, so a transformed graph differentiates as well as the original.
 
-use crate::tensor::checks::{push_pending, IndexCheck};
+use crate::tensor::checks::{push_pending, take_pending, IndexCheck};
 use crate::tensor::trace::placeholder_like;
 use crate::tensor::{custom_gradient, set_custom_gradient, Tensor};
-use crate::uop::node::toposort_many;
 use crate::uop::{FxHashMap, FxHashSet, UOp};
 use std::sync::Arc;
 
@@ -36,7 +35,7 @@ impl Traced {
     pub(crate) fn bind(&self, results: &[Tensor]) -> Vec<Tensor> {
         let map = self.map();
         let leaves: FxHashSet<UOp> = map.keys().cloned().collect();
-        let checks = super::vmap::take_checks_on(&leaves);
+        let checks = take_checks_on(&leaves);
         let roots: Vec<UOp> = results.iter().map(|t| t.uop()).chain(checks.iter().map(|c| c.bounds.uop())).collect();
         let mut bound = substitute(&roots, &map);
         let checks_bound = bound.split_off(results.len());
@@ -47,22 +46,24 @@ impl Traced {
     }
 }
 
+/// Takes the pending index checks and value conditions that read `leaves` (registered by the
+/// function being traced); the others stay pending.
+pub(crate) fn take_checks_on(leaves: &FxHashSet<UOp>) -> Vec<IndexCheck> {
+    let (ours, others): (Vec<IndexCheck>, Vec<IndexCheck>) =
+        take_pending().into_iter().partition(|c| c.bounds.uop().toposort().iter().any(|n| leaves.contains(n)));
+    others.into_iter().for_each(push_pending);
+    ours
+}
+
 /// `roots` with the nodes of `map` replaced, everything above them rebuilt; rebuilt nodes keep
 /// their custom backward.
 pub(crate) fn substitute(roots: &[UOp], map: &FxHashMap<UOp, UOp>) -> Vec<UOp> {
-    let mut memo: FxHashMap<UOp, UOp> = map.clone();
-    let mut keep_backward: Vec<(UOp, UOp)> = Vec::new();
-    for n in toposort_many(roots) {
-        if memo.contains_key(&n) {
-            continue;
-        }
-        let src: Vec<UOp> = n.src().iter().map(|s| memo[s].clone()).collect();
-        let new = if src.iter().zip(n.src()).all(|(a, b)| a == b) { n.clone() } else { n.with_src(src) };
-        if new != n && custom_gradient(&n).is_some() {
-            keep_backward.push((n.clone(), new.clone()));
-        }
-        memo.insert(n, new);
-    }
+    let memo = UOp::substitute_all(roots, map);
+    let keep_backward: Vec<(UOp, UOp)> = memo
+        .iter()
+        .filter(|(old, new)| old != new && !map.contains_key(*old) && custom_gradient(old).is_some())
+        .map(|(old, new)| (old.clone(), new.clone()))
+        .collect();
     let out = roots.iter().map(|r| memo[r].clone()).collect();
     if !keep_backward.is_empty() {
         let memo = Arc::new(memo);

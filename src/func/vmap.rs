@@ -4,8 +4,9 @@
 //! primitive, so the whole batch runs in the kernels of one call.
 
 use super::batching::{batch_graph, broadcast_batch};
+use super::trace::take_checks_on;
 use super::TensorFn;
-use crate::tensor::checks::{push_pending, take_pending, IndexCheck};
+use crate::tensor::checks::{push_pending, IndexCheck};
 use crate::tensor::trace::{placeholder, with_batch_level, Randomness};
 use crate::tensor::{pending_assign_nodes, Tensor};
 use crate::uop::node::toposort_many;
@@ -171,15 +172,6 @@ fn map_call(f: &dyn Fn(&[Tensor]) -> Vec<Tensor>, opts: &VmapOpts, args: &[Tenso
             move_axis(&whole, 0, to)
         })
         .collect()
-}
-
-/// Takes the pending index checks and value conditions that read `leaves` (registered by the
-/// function being traced); the others stay pending.
-pub(crate) fn take_checks_on(leaves: &FxHashSet<UOp>) -> Vec<IndexCheck> {
-    let (ours, others): (Vec<IndexCheck>, Vec<IndexCheck>) =
-        take_pending().into_iter().partition(|c| c.bounds.uop().toposort().iter().any(|n| leaves.contains(n)));
-    others.into_iter().for_each(push_pending);
-    ours
 }
 
 /// One check's `[min, max]` (or `[0, count]`) from its value for every element (`[batch, 2]`).

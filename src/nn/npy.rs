@@ -13,14 +13,6 @@ use std::path::Path;
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
-fn format_err(path: &Path, message: impl Into<String>) -> Error {
-    Error::Format { path: path.to_path_buf(), message: message.into() }
-}
-
-fn file_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::File { path: path.to_path_buf(), source }
-}
-
 /// The dtype of a NumPy type string without its byte-order character (`f4`, `i8`, `b1`).
 fn dtype_of(code: &str) -> Option<DType> {
     Some(match code {
@@ -124,7 +116,7 @@ fn parse_header(text: &str) -> std::result::Result<BTreeMap<String, Lit>, String
 /// A tensor from the bytes of a `.npy` file (`path` names it in errors; `what` is the array's
 /// name inside an `.npz`).
 fn parse_npy(bytes: &[u8], path: &Path, what: &str, device: &str) -> Result<Tensor> {
-    let err = |m: String| format_err(path, format!("{what}{m}"));
+    let err = |m: String| Error::format(path, format!("{what}{m}"));
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(err("not a .npy file (no \\x93NUMPY magic)".into()));
     }
@@ -213,7 +205,7 @@ fn encode_npy(t: &Tensor, fortran: bool) -> Result<Vec<u8>> {
 /// Reads a `.npy` file onto the default device.
 pub fn npy_load(path: impl AsRef<Path>) -> Result<Tensor> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(file_err(path))?;
+    let bytes = std::fs::read(path).map_err(Error::file(path))?;
     parse_npy(&bytes, path, "", &default_device())
 }
 
@@ -226,23 +218,23 @@ pub fn npy_save(path: impl AsRef<Path>, t: &Tensor) -> Result<()> {
 pub fn npy_save_with(path: impl AsRef<Path>, t: &Tensor, fortran: bool) -> Result<()> {
     let path = path.as_ref();
     let bytes = encode_npy(t, fortran)?;
-    std::fs::write(path, bytes).map_err(file_err(path))
+    std::fs::write(path, bytes).map_err(Error::file(path))
 }
 
 /// Reads every array of an `.npz` file (as `numpy.load`), by name without the `.npy` suffix.
 pub fn npz_load(path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
     let path = path.as_ref();
-    let file = std::fs::File::open(path).map_err(file_err(path))?;
+    let file = std::fs::File::open(path).map_err(Error::file(path))?;
     let mut zip =
-        zip::ZipArchive::new(file).map_err(|e| format_err(path, format!("not a readable .npz (zip) file: {e}")))?;
+        zip::ZipArchive::new(file).map_err(|e| Error::format(path, format!("not a readable .npz (zip) file: {e}")))?;
     let device = default_device();
     let mut out = BTreeMap::new();
     for i in 0..zip.len() {
-        let mut entry = zip.by_index(i).map_err(|e| format_err(path, format!("entry {i}: {e}")))?;
-        let name = entry.name().map_err(|e| format_err(path, format!("entry {i}: {e}")))?.to_string();
+        let mut entry = zip.by_index(i).map_err(|e| Error::format(path, format!("entry {i}: {e}")))?;
+        let name = entry.name().map_err(|e| Error::format(path, format!("entry {i}: {e}")))?.to_string();
         let size = entry.size();
         let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).min(1 << 30));
-        entry.read_to_end(&mut bytes).map_err(|e| format_err(path, format!("entry {name:?}: {e}")))?;
+        entry.read_to_end(&mut bytes).map_err(|e| Error::format(path, format!("entry {name:?}: {e}")))?;
         let key = name.strip_suffix(".npy").unwrap_or(&name).to_string();
         out.insert(key, parse_npy(&bytes, path, &format!("array {name:?}: "), &device)?);
     }
@@ -252,16 +244,16 @@ pub fn npz_load(path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
 /// Writes the arrays as an `.npz` file (stored, as `numpy.savez`).
 pub fn npz_save(path: impl AsRef<Path>, arrays: &BTreeMap<String, Tensor>) -> Result<()> {
     let path = path.as_ref();
-    let file = std::fs::File::create(path).map_err(file_err(path))?;
+    let file = std::fs::File::create(path).map_err(Error::file(path))?;
     let mut zip = zip::ZipWriter::new(file);
     let opts = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Stored)
         .large_file(arrays.values().any(|t| t.numel() * t.dtype().itemsize() >= u32::MAX as usize));
     for (name, t) in arrays {
         let bytes = encode_npy(t, false)?;
-        zip.start_file(format!("{name}.npy"), opts).map_err(|e| format_err(path, e.to_string()))?;
-        zip.write_all(&bytes).map_err(file_err(path))?;
+        zip.start_file(format!("{name}.npy"), opts).map_err(|e| Error::format(path, e.to_string()))?;
+        zip.write_all(&bytes).map_err(Error::file(path))?;
     }
-    zip.finish().map_err(|e| format_err(path, e.to_string()))?;
+    zip.finish().map_err(|e| Error::format(path, e.to_string()))?;
     Ok(())
 }

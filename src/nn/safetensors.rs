@@ -23,14 +23,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// The largest header the format allows (the same limit as the reference implementation).
 const MAX_HEADER: u64 = 100_000_000;
 
-fn format_err(path: &Path, message: impl Into<String>) -> Error {
-    Error::Format { path: path.to_path_buf(), message: message.into() }
-}
-
-fn file_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::File { path: path.to_path_buf(), source }
-}
-
 /// The safetensors name of a ferrograd dtype.
 fn to_st(dt: DType) -> Dtype {
     match dt {
@@ -116,19 +108,19 @@ pub fn safe_save_with_metadata(
 
     let tmp = temp_path(path);
     let write = || -> Result<()> {
-        let file = File::create(&tmp).map_err(file_err(&tmp))?;
+        let file = File::create(&tmp).map_err(Error::file(&tmp))?;
         let mut w = std::io::BufWriter::new(file);
-        w.write_all(&(header.len() as u64).to_le_bytes()).map_err(file_err(&tmp))?;
-        w.write_all(&header).map_err(file_err(&tmp))?;
+        w.write_all(&(header.len() as u64).to_le_bytes()).map_err(Error::file(&tmp))?;
+        w.write_all(&header).map_err(Error::file(&tmp))?;
         for t in dict.values() {
             let mut bytes = t.to_bytes()?;
             if t.dtype().is_bool() {
                 bytes.iter_mut().for_each(|b| *b = (*b != 0) as u8);
             }
-            w.write_all(&bytes).map_err(file_err(&tmp))?;
+            w.write_all(&bytes).map_err(Error::file(&tmp))?;
         }
         w.into_inner().map_err(|e| Error::File { path: tmp.clone(), source: e.into_error() })?;
-        std::fs::rename(&tmp, path).map_err(file_err(path))
+        std::fs::rename(&tmp, path).map_err(Error::file(path))
     };
     let result = write();
     if result.is_err() {
@@ -171,11 +163,11 @@ pub fn safe_load_on(path: impl AsRef<Path>, device: &str) -> Result<BTreeMap<Str
     // - ferrograd's own writer (`safe_save`) replaces files by rename, never in place.
     // A file truncated by another process during this call could raise SIGBUS, as with every
     // mmap-based loader (PyTorch, the safetensors crate, candle); it cannot corrupt memory.
-    let map = unsafe { Mmap::map(&file) }.map_err(file_err(path))?;
+    let map = unsafe { Mmap::map(&file) }.map_err(Error::file(path))?;
     let data_start = 8 + header_len;
     let expected = data_start.checked_add(meta.data_len());
     if expected != Some(map.len()) {
-        return Err(format_err(
+        return Err(Error::format(
             path,
             format!(
                 "the header describes {} bytes of tensor data but the file has {} after the header; \
@@ -189,7 +181,7 @@ pub fn safe_load_on(path: impl AsRef<Path>, device: &str) -> Result<BTreeMap<Str
     let mut out = BTreeMap::new();
     for (name, info) in infos {
         let dtype = from_st(info.dtype).ok_or_else(|| {
-            format_err(
+            Error::format(
                 path,
                 format!(
                     "tensor `{name}` has dtype {}, which ferrograd tensors cannot hold \
@@ -209,7 +201,7 @@ pub fn safe_load_on(path: impl AsRef<Path>, device: &str) -> Result<BTreeMap<Str
                 info.dtype,
                 map.len()
             );
-            format_err(path, msg)
+            Error::format(path, msg)
         };
         let bytes = match (numel, bytes) {
             (Some(n), Some(b)) if n.checked_mul(dtype.itemsize()) == Some(b.len()) => b,
@@ -249,35 +241,35 @@ pub fn safe_load_metadata(path: impl AsRef<Path>) -> Result<BTreeMap<String, Str
 /// length and the parsed header. The header must fit inside the file; the data length is
 /// checked by the caller against what it maps.
 fn read_header(path: &Path) -> Result<(File, usize, Metadata)> {
-    let mut file = File::open(path).map_err(file_err(path))?;
-    let len = file.metadata().map_err(file_err(path))?.len();
+    let mut file = File::open(path).map_err(Error::file(path))?;
+    let len = file.metadata().map_err(Error::file(path))?.len();
     if len < 8 {
-        return Err(format_err(
+        return Err(Error::format(
             path,
             format!("file is {len} bytes, too short for the 8-byte header length; it is truncated or not a safetensors file"),
         ));
     }
     let mut n = [0u8; 8];
-    file.read_exact(&mut n).map_err(file_err(path))?;
+    file.read_exact(&mut n).map_err(Error::file(path))?;
     let n = u64::from_le_bytes(n);
     if n > MAX_HEADER {
-        return Err(format_err(
+        return Err(Error::format(
             path,
             format!("header length field says {n} bytes, above the format's limit of {MAX_HEADER}; the file is corrupt or not a safetensors file"),
         ));
     }
     if n > len - 8 {
-        return Err(format_err(
+        return Err(Error::format(
             path,
             format!("header length field says {n} bytes but only {} follow it; the file is truncated", len - 8),
         ));
     }
     let mut header = vec![0u8; n as usize];
-    file.read_exact(&mut header).map_err(file_err(path))?;
+    file.read_exact(&mut header).map_err(Error::file(path))?;
     let text = std::str::from_utf8(&header)
-        .map_err(|e| format_err(path, format!("header is not UTF-8 ({e}); the file is corrupt")))?;
+        .map_err(|e| Error::format(path, format!("header is not UTF-8 ({e}); the file is corrupt")))?;
     let meta: Metadata = serde_json::from_str(text).map_err(|e| {
-        format_err(path, format!("invalid header ({e}); the file is corrupt or not a safetensors file"))
+        Error::format(path, format!("invalid header ({e}); the file is corrupt or not a safetensors file"))
     })?;
     Ok((file, n as usize, meta))
 }

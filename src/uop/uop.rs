@@ -108,8 +108,14 @@ impl UOp {
 
     /// Replaces nodes by the map, rebuilding everything above them.
     pub fn substitute(&self, map: &FxHashMap<UOp, UOp>) -> UOp {
+        UOp::substitute_all(std::slice::from_ref(self), map)[self].clone()
+    }
+
+    /// [`UOp::substitute`] for several roots at once: every node of their graphs mapped to its
+    /// replacement (itself where nothing below it changed).
+    pub fn substitute_all(roots: &[UOp], map: &FxHashMap<UOp, UOp>) -> FxHashMap<UOp, UOp> {
         let mut memo: FxHashMap<UOp, UOp> = map.clone();
-        for n in self.toposort() {
+        for n in super::node::toposort_many(roots) {
             if memo.contains_key(&n) {
                 continue;
             }
@@ -117,7 +123,7 @@ impl UOp {
             let new = if src.iter().zip(n.src()).all(|(a, b)| a == b) { n.clone() } else { n.with_src(src) };
             memo.insert(n, new);
         }
-        memo[self].clone()
+        memo
     }
 }
 

@@ -73,27 +73,22 @@ enum Entry {
     Read(Vec<u8>),
 }
 
-fn format_err(path: &Path, message: impl Into<String>) -> Error {
-    Error::Format { path: path.to_path_buf(), message: message.into() }
-}
-
 /// Reads a PyTorch checkpoint (`.pt`, `.pth`, `.bin` written by `torch.save` since PyTorch 1.6)
 /// onto the default device. Only tensors, storages, dicts (and `OrderedDict`s), lists, tuples,
 /// numbers, strings and bytes are read; a pickle naming any other class or function is an
 /// `Err` naming it, and nothing in the file is executed.
 pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
     let path = path.as_ref();
-    let file_err = |source| Error::File { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(file_err)?;
+    let file = std::fs::File::open(path).map_err(Error::file(path))?;
     // SAFETY: mapping a file is unsafe because its bytes may change if another process writes
     // or truncates it while it is mapped. Here every slice of the map is bounds-checked against
     // its length (fixed when mapped), the bytes are only copied into buffers (plain numbers, bools
     // normalized; nothing is interpreted from them), and no reference into the map outlives this
     // call. A concurrent writer can at worst change the values read (or raise SIGBUS on a
     // truncation, as with every mmap-based loader); it cannot make us read out of bounds.
-    let map = unsafe { Mmap::map(&file) }.map_err(file_err)?;
+    let map = unsafe { Mmap::map(&file) }.map_err(Error::file(path))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| {
-        format_err(
+        Error::format(
             path,
             format!(
                 "not a zip-format PyTorch checkpoint ({e}); files from PyTorch before 1.6 (the legacy format) \
@@ -105,20 +100,23 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
         .file_names()
         .map(|n| n.map(|n| n.to_string()))
         .collect::<std::result::Result<_, _>>()
-        .map_err(|e| format_err(path, format!("an entry name: {e}")))?;
+        .map_err(|e| Error::format(path, format!("an entry name: {e}")))?;
     let pkl = names
         .iter()
         .find(|n| n.ends_with("data.pkl") && n.matches('/').count() <= 1)
-        .ok_or_else(|| format_err(path, "the archive has no data.pkl: not a PyTorch checkpoint"))?
+        .ok_or_else(|| Error::format(path, "the archive has no data.pkl: not a PyTorch checkpoint"))?
         .clone();
     let prefix = pkl.strip_suffix("data.pkl").expect("ends with it").to_string();
     // An entry's bytes: where the archive stores it uncompressed (as torch.save does, aligned),
     // its range in the map; else decompressed into memory.
     let mut entry_data = |name: &str, want: Option<usize>| -> Result<Entry> {
-        let mut entry = zip.by_name(name).map_err(|e| format_err(path, format!("entry {name}: {e}")))?;
+        let mut entry = zip.by_name(name).map_err(|e| Error::format(path, format!("entry {name}: {e}")))?;
         if let Some(w) = want {
             if entry.size() != w as u64 {
-                return Err(format_err(path, format!("entry {name} has {} bytes, its tensors need {w}", entry.size())));
+                return Err(Error::format(
+                    path,
+                    format!("entry {name} has {} bytes, its tensors need {w}", entry.size()),
+                ));
             }
         }
         if entry.compression() == zip::CompressionMethod::Stored {
@@ -129,7 +127,7 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
             }
         }
         let mut out = Vec::with_capacity(want.unwrap_or(0));
-        entry.read_to_end(&mut out).map_err(|e| format_err(path, format!("entry {name}: {e}")))?;
+        entry.read_to_end(&mut out).map_err(|e| Error::format(path, format!("entry {name}: {e}")))?;
         Ok(Entry::Read(out))
     };
     let mut read = |name: &str| -> Result<Vec<u8>> {
@@ -141,14 +139,14 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
     if names.contains(&format!("{prefix}byteorder")) {
         let order = read(&format!("{prefix}byteorder"))?;
         if order != b"little" {
-            return Err(format_err(
+            return Err(Error::format(
                 path,
                 format!("byte order {:?}: only little-endian checkpoints are read", String::from_utf8_lossy(&order)),
             ));
         }
     }
     let pickled = read(&pkl)?;
-    let un = unpickle(&pickled).map_err(|m| format_err(path, format!("{pkl}: {m}")))?;
+    let un = unpickle(&pickled).map_err(|m| Error::format(path, format!("{pkl}: {m}")))?;
     // One buffer per storage, shared by the tensors that view it.
     let device = default_device();
     let mut storages: BTreeMap<String, Tensor> = BTreeMap::new();
@@ -159,7 +157,7 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
             }
             let bytes = numel
                 .checked_mul(dtype.itemsize())
-                .ok_or_else(|| format_err(path, format!("storage {key}: {numel} elements")))?;
+                .ok_or_else(|| Error::format(path, format!("storage {key}: {numel} elements")))?;
             let buf = match entry_data(&format!("{prefix}data/{key}"), Some(bytes))? {
                 // Straight from the map into the device buffer: no copy of the file in memory.
                 Entry::Mapped(r) if !dtype.is_bool() => {
@@ -181,7 +179,7 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
             storages.insert(key.clone(), Tensor::from_uop(buffer_view(buf, &[*numel])));
         }
     }
-    convert(&un.arena, un.root, &storages, 0).map_err(|m| format_err(path, m))
+    convert(&un.arena, un.root, &storages, 0).map_err(|m| Error::format(path, m))
 }
 
 /// Reads a checkpoint and returns every tensor by its dotted path ([`TorchValue::state_dict`]).
