@@ -36,6 +36,10 @@ pub enum Error {
     /// `load_state_dict` found keys or tensors that do not fit the model (all listed at once).
     #[error("{}", state_dict_message(missing, unexpected, mismatched))]
     StateDict { missing: Vec<String>, unexpected: Vec<String>, mismatched: Vec<String> },
+    /// A model uses something ferrograd does not implement (an ONNX op at an opset, a dtype);
+    /// the message names it.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
     #[error("{0}")]
     Other(String),
     #[error(transparent)]

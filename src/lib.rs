@@ -17,6 +17,8 @@ pub mod helpers;
 pub mod jit;
 pub mod models;
 pub mod nn;
+#[cfg(feature = "onnx")]
+pub mod onnx;
 pub mod renderer;
 pub mod runtime;
 pub mod schedule;

@@ -20,7 +20,7 @@ const STAGES: &[&[&str]] = &[
     &["func"],
     &["jit"],
     &["nn"],
-    &["models"],
+    &["models", "onnx"],
 ];
 
 fn src_dir() -> PathBuf {
@@ -227,6 +227,8 @@ const PUBLIC_MODULES: &[&str] = &[
     "nn::optim",
     "nn::gguf",
     "nn::safetensors",
+    "onnx",
+    "onnx::proto",
     "renderer",
     "renderer::cstyle",
     "runtime",
