@@ -110,6 +110,9 @@ BINARY = [
     ("atan2", torch.atan2, "atan2"),
     ("copysign", torch.copysign, "copysign"),
     ("logaddexp", torch.logaddexp, "logaddexp"),
+    ("remainder", torch.remainder, "remainder"),
+    ("fmod", torch.fmod, "fmod"),
+    ("div_floor", lambda a, b: torch.div(a, b, rounding_mode="floor"), "div_floor"),
 ]
 GRID_X = [v for v in VALUES for _ in VALUES]
 GRID_Y = [v for _ in VALUES for v in VALUES]

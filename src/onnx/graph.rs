@@ -191,6 +191,8 @@ impl OnnxModel {
         let run = || -> Result<Vec<Option<Tensor>>> {
             match node.op() {
                 "If" => self.run_if(node, scope),
+                "Loop" => self.run_loop(node, scope),
+                "Scan" => self.run_scan(node, scope),
                 _ => ops::run(node),
             }
         };
@@ -206,14 +208,6 @@ impl OnnxModel {
             }
         }
     }
-
-    fn run_if(&self, node: &Node<'_>, scope: &Scope<'_>) -> Result<Vec<Option<Tensor>>> {
-        let cond = node.input(0)?.cast(crate::uop::DType::BOOL).to_vec::<bool>()?;
-        let branch = if cond.first().copied().unwrap_or(false) { "then_branch" } else { "else_branch" };
-        let graph = node.attr(branch).and_then(|a| a.g.as_deref()).ok_or_else(|| node.error(format!("no {branch}")))?;
-        let outs = self.run_graph(graph, Scope { values: HashMap::new(), parent: Some(scope) })?;
-        Ok(outs.into_iter().map(Some).collect())
-    }
 }
 
 /// The values visible to a graph: its own, then its parents'.
@@ -222,7 +216,16 @@ pub(crate) struct Scope<'p> {
     parent: Option<&'p Scope<'p>>,
 }
 
-impl Scope<'_> {
+impl<'p> Scope<'p> {
+    /// An empty scope inside `parent`.
+    pub(crate) fn child(parent: &'p Scope<'p>) -> Scope<'p> {
+        Scope { values: HashMap::new(), parent: Some(parent) }
+    }
+
+    pub(crate) fn set(&mut self, name: String, t: Tensor) {
+        self.values.insert(name, t);
+    }
+
     fn get(&self, name: &str) -> Option<&Tensor> {
         self.values.get(name).or_else(|| self.parent.and_then(|p| p.get(name)))
     }

@@ -16,6 +16,7 @@
 //! not implement is `Error::Unsupported` naming it and its opset. Coverage is measured by ONNX's
 //! own backend tests (`examples/onnx_node_tests.rs`).
 
+mod control;
 mod graph;
 mod node;
 mod ops;

@@ -9,6 +9,14 @@ use super::grad::with_derivatives;
 use super::Tensor;
 use crate::uop::{ConstValue, DType, Ops};
 
+/// Float `a % b` with the divisor's sign, as PyTorch computes it: fmod moved to the divisor's
+/// sign when they differ (so -3 % inf is inf, not the NaN of `a - b * floor(a / b)`).
+fn float_remainder(a: &Tensor, b: &Tensor) -> Tensor {
+    let r = a.fmod(b);
+    let moved = r.ne(0.0).bitand(r.lt(0.0).ne(b.lt(0.0)));
+    moved.where_(r.add(b), &r)
+}
+
 impl Tensor {
     /// A 0-d constant of this tensor's dtype and device (broadcasts in binary ops).
     pub(crate) fn konst(&self, v: f64) -> Tensor {
@@ -182,7 +190,19 @@ impl Tensor {
             }
             return Tensor::sign_differs(&r, &b).where_(q.sub(1), &q);
         }
-        self.div(&o).floor()
+        let (a, b) = self.broadcast_pair(&o, "div_floor");
+        let (a, b) = (a.float(), b.float());
+        // As PyTorch: the exact quotient (a - fmod(a, b)) / b, one less where fmod's sign is not
+        // the divisor's, then rounded (it is integral up to rounding error); a / b for b = 0.
+        // (floor(a / b) is off by one where a / b rounds up to an integer, and inf for inf / 1.)
+        let m = a.fmod(&b);
+        let exact = a.sub(&m).div(&b);
+        let exact = m.ne(0.0).bitand(m.lt(0.0).ne(b.lt(0.0))).where_(exact.sub(1.0), &exact);
+        let rounded = exact.floor();
+        let rounded = exact.sub(&rounded).gt(0.5).where_(rounded.add(1.0), &rounded);
+        let q = exact.ne(0.0).where_(&rounded, a.div(&b).mul(0.0));
+        // A step function: its derivative is 0 everywhere (also where b = 0, as PyTorch).
+        with_derivatives(b.eq(0.0).where_(a.div(&b), &q), &[&a, &b], |x| vec![x[0].zeros_like(), x[1].zeros_like()])
     }
     /// Same as [`Tensor::div_floor`] (PyTorch's name).
     pub fn floor_divide(&self, o: impl Operand) -> Tensor {
@@ -201,7 +221,8 @@ impl Tensor {
         }
         let (a, b) = self.broadcast_pair(&o, "remainder");
         let (a, b) = (a.float(), b.float());
-        a.sub(a.div(&b).floor().mul(&b))
+        // d/da = 1; d/db = -(a // b).
+        with_derivatives(float_remainder(&a, &b), &[&a, &b], |x| vec![x[0].ones_like(), x[0].div_floor(&x[1]).neg()])
     }
     /// Same as [`Tensor::remainder`] (tinygrad's `mod`).
     pub fn modulo(&self, o: impl Operand) -> Tensor {
@@ -215,7 +236,9 @@ impl Tensor {
         }
         let (a, b) = self.broadcast_pair(&o, "fmod");
         let (a, b) = (a.float(), b.float());
-        a.sub(a.div(&b).trunc().mul(&b))
+        let r = a.sub(a.div(&b).trunc().mul(&b));
+        // A finite dividend over an infinite divisor is itself (the formula gives 0 * inf).
+        b.isinf().bitand(a.isinf().logical_not()).where_(&a, &r)
     }
 
     // ---------------------------------------------------------------- pow

@@ -88,5 +88,8 @@ pub fn cases() -> Vec<(&'static str, CaseFn)> {
         ("atan2", |x| x[0].atan2(&x[1])),
         ("copysign", |x| x[0].copysign(&x[1])),
         ("logaddexp", |x| x[0].logaddexp(&x[1])),
+        ("remainder", |x| x[0].remainder(&x[1])),
+        ("fmod", |x| x[0].fmod(&x[1])),
+        ("div_floor", |x| x[0].div_floor(&x[1])),
     ]
 }

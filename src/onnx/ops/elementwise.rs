@@ -47,6 +47,11 @@ pub(super) fn run(node: &Node) -> Option<Result<Outs>> {
         "Celu" => with_alpha(node, 1.0, |x, a| x.relu().add(x.div(a).exp().sub(1.0).mul(a).minimum(0.0))),
         "LeakyRelu" => with_alpha(node, 0.01, |x, a| x.lt(0.0).where_(x.mul(a), x)),
         "ThresholdedRelu" => with_alpha(node, 1.0, |x, a| x.gt(a).where_(x, x.zeros_like())),
+        "SwiGLU" => (|| {
+            let (a, b) = (node.input(0)?, node.input(1)?);
+            let alpha = node.float("alpha", 1.0)?;
+            one(Ok(a.mul(a.mul(alpha).sigmoid()).mul(b)))
+        })(),
         "Swish" => with_alpha(node, 1.0, |x, a| x.mul(x.mul(a).sigmoid())),
         "Selu" => selu(node),
         "HardSigmoid" => hard_sigmoid(node),
@@ -84,6 +89,11 @@ pub(super) fn run(node: &Node) -> Option<Result<Outs>> {
             let code = node.int("to", 0)? as i32;
             let dt = dtype_of(code).ok_or_else(|| unsupported_type(code, &format!("{}'s output", node.describe())))?;
             one(Ok(node.input(0)?.cast(dt)))
+        })(),
+        "BitCast" => (|| {
+            let code = node.int("to", 0)? as i32;
+            let dt = dtype_of(code).ok_or_else(|| unsupported_type(code, &format!("{}'s output", node.describe())))?;
+            one(Ok(node.input(0)?.bitcast(dt)))
         })(),
         "CastLike" => (|| one(Ok(node.input(0)?.cast(node.input(1)?.dtype()))))(),
         _ => return None,
@@ -166,7 +176,10 @@ fn clip(node: &Node) -> Result<Outs> {
 fn modulo(node: &Node) -> Result<Outs> {
     let (a, b) = (node.input(0)?, node.input(1)?);
     // fmod=1: the sign of the dividend (C's fmod); 0: the sign of the divisor (Python's %).
-    one(Ok(if node.int("fmod", 0)? != 0 { a.fmod(b) } else { a.remainder(b) }))
+    if node.int("fmod", 0)? != 0 {
+        return one(Ok(a.fmod(b)));
+    }
+    one(Ok(a.remainder(b)))
 }
 
 fn bit_shift(node: &Node) -> Result<Outs> {

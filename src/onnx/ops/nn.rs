@@ -20,6 +20,10 @@ pub(super) fn run(node: &Node) -> Option<Result<Outs>> {
         "InstanceNormalization" => instance_norm(node),
         "LayerNormalization" => layer_norm(node),
         "GroupNormalization" => group_norm(node),
+        "RMSNormalization" => rms_norm(node),
+        "LpPool" => lp_pool(node),
+        "LRN" => lrn(node),
+        "CausalConvWithState" => causal_conv(node),
         "MeanVarianceNormalization" => (|| {
             let x = node.input(0)?;
             let axes: Vec<usize> = match node.ints("axes")? {
@@ -117,19 +121,22 @@ fn geometry(node: &Node, input: &[usize], kernel: &[usize]) -> Result<Geometry> 
     Ok(Geometry { strides, dilations, pads })
 }
 
-fn conv(node: &Node) -> Result<Outs> {
-    let (x, w) = (node.input(0)?, node.input(1)?);
-    let ws = w.shape();
-    let kernel = ws[2..].to_vec();
+/// A convolution's options from the node's strides, dilations, pads or auto_pad, and group.
+pub(super) fn conv_opts(node: &Node, x: &Tensor, w: &Tensor) -> Result<ConvOpts> {
+    let kernel = w.shape()[2..].to_vec();
     let g = geometry(node, &x.shape(), &kernel)?;
-    let opts = ConvOpts {
+    Ok(ConvOpts {
         stride: g.strides,
         padding: Padding::Sides(g.pads),
         dilation: g.dilations,
         groups: node.int("group", 1)? as usize,
         output_padding: vec![0; kernel.len()],
-    };
-    one(Ok(x.conv(w, node.opt(2), &opts)))
+    })
+}
+
+fn conv(node: &Node) -> Result<Outs> {
+    let (x, w) = (node.input(0)?, node.input(1)?);
+    one(Ok(x.conv(w, node.opt(2), &conv_opts(node, x, w)?)))
 }
 
 fn conv_transpose(node: &Node) -> Result<Outs> {
@@ -183,24 +190,54 @@ fn conv_transpose(node: &Node) -> Result<Outs> {
     one(Ok(x.conv_transpose(w, node.opt(2), &opts)))
 }
 
+/// A pool's window, from `kernel_shape`.
+fn kernel_shape(node: &Node) -> Result<Vec<usize>> {
+    let k = node.ints("kernel_shape")?.ok_or_else(|| node.error("no kernel_shape"))?;
+    Ok(k.iter().map(|&k| k.max(1) as usize).collect())
+}
+
 fn pool(node: &Node, max: bool) -> Result<Outs> {
     let x = node.input(0)?;
-    let kernel: Vec<usize> = node
-        .ints("kernel_shape")?
-        .ok_or_else(|| node.error("no kernel_shape"))?
-        .iter()
-        .map(|&k| k.max(1) as usize)
-        .collect();
-    let g = geometry(node, &x.shape(), &kernel)?;
+    let kernel = kernel_shape(node)?;
+    let mut g = geometry(node, &x.shape(), &kernel)?;
     if node.int("storage_order", 0)? != 0 {
         return Err(node.unsupported("storage_order=1 (column-major indices)"));
+    }
+    let count_include_pad = node.int("count_include_pad", 0)? != 0;
+    // Padding wider than half the window (which the tensor pools refuse): pad explicitly, with
+    // -inf for a max, zeros for an average (whose divisor then counts only real elements unless
+    // count_include_pad).
+    if g.pads.iter().zip(&kernel).any(|(&(a, b), &k)| a.max(b) > k / 2) && node.int("ceil_mode", 0)? == 0 {
+        let n = kernel.len();
+        let mut pads = vec![(0isize, 0isize); x.ndim() - n];
+        pads.extend(g.pads.iter().map(|&(a, b)| (a as isize, b as isize)));
+        g.pads = vec![(0, 0); n];
+        let opts = PoolOpts {
+            stride: g.strides,
+            padding: Padding::Each(vec![0; n]),
+            dilation: g.dilations,
+            ceil_mode: false,
+            count_include_pad: true,
+        };
+        if max {
+            if node.proto.output.len() > 1 && !node.proto.output[1].is_empty() {
+                return Err(node.unsupported("MaxPool indices with padding wider than half the window"));
+            }
+            return one(Ok(x.pad_constant(&pads, f64::NEG_INFINITY).max_pool(kernel, &opts)));
+        }
+        let sums = x.pad_constant(&pads, 0.0).avg_pool(kernel.clone(), &opts);
+        if count_include_pad {
+            return one(Ok(sums));
+        }
+        let counts = x.ones_like().pad_constant(&pads, 0.0).avg_pool(kernel, &opts);
+        return one(Ok(sums.div(counts)));
     }
     let opts = PoolOpts {
         stride: g.strides,
         padding: Padding::Sides(g.pads),
         dilation: g.dilations,
         ceil_mode: node.int("ceil_mode", 0)? != 0,
-        count_include_pad: node.int("count_include_pad", 0)? != 0,
+        count_include_pad,
     };
     if !max {
         return one(Ok(x.avg_pool(kernel, &opts)));
@@ -304,4 +341,87 @@ fn dropout(node: &Node) -> Result<Outs> {
         return Err(node.unsupported("training_mode=1 (random masks)"));
     }
     Ok(vec![Some(x.clone()), Some(x.ne(x).logical_not())])
+}
+
+fn rms_norm(node: &Node) -> Result<Outs> {
+    let x = node.input(0)?;
+    let r = x.ndim();
+    let axis = node.axis(node.int("axis", -1)?, r)?;
+    let eps = node.float("epsilon", 1e-5)?;
+    let xf = if x.dtype() == DType::F64 { x.clone() } else { x.cast(DType::F32) };
+    let inv = xf.square().mean_with((axis..r).collect::<Vec<_>>(), true).add(eps).rsqrt();
+    one(Ok(xf.mul(inv).cast(x.dtype()).mul(node.input(1)?)))
+}
+
+/// `(sum over the window of |x|^p)^(1/p)`, padding counting as zeros.
+fn lp_pool(node: &Node) -> Result<Outs> {
+    let x = node.input(0)?;
+    let kernel = kernel_shape(node)?;
+    let g = geometry(node, &x.shape(), &kernel)?;
+    let p = node.int("p", 2)? as f64;
+    let ceil_mode = node.int("ceil_mode", 0)? != 0;
+    let mut powered = x.abs().pow(p);
+    // Zero padding adds nothing to the sums: pad explicitly (any width) unless ceil_mode needs
+    // the pool to know where the input ends.
+    let padding = if ceil_mode {
+        Padding::Sides(g.pads)
+    } else {
+        let mut pads = vec![(0isize, 0isize); x.ndim() - kernel.len()];
+        pads.extend(g.pads.iter().map(|&(a, b)| (a as isize, b as isize)));
+        powered = powered.pad_constant(&pads, 0.0);
+        Padding::Each(vec![0; kernel.len()])
+    };
+    let opts = PoolOpts { stride: g.strides, padding, dilation: g.dilations, ceil_mode, count_include_pad: true };
+    let window: usize = kernel.iter().product();
+    let sum = powered.avg_pool(kernel, &opts).mul(window as f64);
+    one(Ok(sum.pow(1.0 / p)))
+}
+
+/// Local response normalization across channels: `x / (bias + alpha / size * sum of x^2 over
+/// the size channels around)^beta`.
+fn lrn(node: &Node) -> Result<Outs> {
+    let x = node.input(0)?;
+    let size = node.int("size", 0)?;
+    if size <= 0 {
+        return Err(node.error("size must be positive"));
+    }
+    let (alpha, beta, bias) = (node.float("alpha", 1e-4)?, node.float("beta", 0.75)?, node.float("bias", 1.0)?);
+    let c = x.shape()[1];
+    let (before, after) = ((size - 1) / 2, size - 1 - (size - 1) / 2);
+    let mut pads = vec![(0isize, 0isize); x.ndim()];
+    pads[1] = (before as isize, after as isize);
+    let sq = x.square().pad_constant(&pads, 0.0);
+    let mut sum = sq.narrow(1, 0, c);
+    for i in 1..size as usize {
+        sum = sum.add(sq.narrow(1, i, c));
+    }
+    one(Ok(x.div(sum.mul(alpha / size as f64).add(bias).pow(beta))))
+}
+
+/// A depthwise causal 1-D convolution continuing from `past_state` (the last `k - 1` inputs of
+/// the previous call, zeros without one); also returns the state for the next call.
+fn causal_conv(node: &Node) -> Result<Outs> {
+    let (x, w) = (node.input(0)?, node.input(1)?);
+    let (xs, ws) = (x.shape(), w.shape());
+    if xs.len() != 3 || ws.len() != 3 {
+        return Err(node.error(format!("input {xs:?} and weight {ws:?} must be 3-D")));
+    }
+    let (k, channels) = (ws[2], xs[1]);
+    let past = match node.opt(3) {
+        Some(p) => p.clone(),
+        None => Tensor::zeros_dtype([xs[0], channels, k - 1], x.dtype()),
+    };
+    let padded = Tensor::cat(&[&past, x], 2);
+    let opts = ConvOpts { groups: channels, ..ConvOpts::default() };
+    let mut y = padded.conv(w, node.opt(2), &opts);
+    match node.string("activation", "none")?.as_str() {
+        "none" => {}
+        "silu" | "swish" => {
+            let yf = y.cast(DType::F32);
+            y = yf.mul(yf.sigmoid()).cast(x.dtype());
+        }
+        a => return Err(node.error(format!("activation {a:?}"))),
+    }
+    let len = padded.shape()[2];
+    Ok(vec![Some(y), Some(padded.narrow(2, len - (k - 1), k - 1))])
 }

@@ -4,20 +4,20 @@
 use crate::error::Result;
 use crate::onnx::node::{one, Node, Outs};
 use crate::tensor::Tensor;
-use crate::uop::DType;
+use crate::uop::{ConstValue, DType};
 
 pub(super) fn run(node: &Node) -> Option<Result<Outs>> {
     let r = match node.op() {
-        "ReduceSum" => reduce(node, 13, |x, a, k| x.sum_with(a, k)),
-        "ReduceMean" => reduce(node, 18, |x, a, k| x.mean_with(a, k)),
-        "ReduceMax" => reduce(node, 18, |x, a, k| x.max_with(a, k)),
-        "ReduceMin" => reduce(node, 18, |x, a, k| x.min_with(a, k)),
-        "ReduceProd" => reduce(node, 18, |x, a, k| x.prod_with(a, k)),
-        "ReduceL1" => reduce(node, 18, |x, a, k| x.abs().sum_with(a, k)),
-        "ReduceL2" => reduce(node, 18, |x, a, k| x.square().sum_with(a, k).sqrt()),
-        "ReduceSumSquare" => reduce(node, 18, |x, a, k| x.square().sum_with(a, k)),
-        "ReduceLogSum" => reduce(node, 18, |x, a, k| x.sum_with(a, k).log()),
-        "ReduceLogSumExp" => reduce(node, 18, |x, a, k| {
+        "ReduceSum" => reduce(node, 13, 0.0, |x, a, k| x.sum_with(a, k)),
+        "ReduceMean" => reduce(node, 18, f64::NAN, |x, a, k| x.mean_with(a, k)),
+        "ReduceMax" => reduce(node, 18, f64::NEG_INFINITY, |x, a, k| x.max_with(a, k)),
+        "ReduceMin" => reduce(node, 18, f64::INFINITY, |x, a, k| x.min_with(a, k)),
+        "ReduceProd" => reduce(node, 18, 1.0, |x, a, k| x.prod_with(a, k)),
+        "ReduceL1" => reduce(node, 18, 0.0, |x, a, k| x.abs().sum_with(a, k)),
+        "ReduceL2" => reduce(node, 18, 0.0, |x, a, k| x.square().sum_with(a, k).sqrt()),
+        "ReduceSumSquare" => reduce(node, 18, 0.0, |x, a, k| x.square().sum_with(a, k)),
+        "ReduceLogSum" => reduce(node, 18, f64::NEG_INFINITY, |x, a, k| x.sum_with(a, k).log()),
+        "ReduceLogSumExp" => reduce(node, 18, f64::NEG_INFINITY, |x, a, k| {
             let y = x.cast(DType::F64).logsumexp_keepdim(a.clone());
             if k {
                 y
@@ -27,7 +27,8 @@ pub(super) fn run(node: &Node) -> Option<Result<Outs>> {
         }),
         "ArgMax" => arg(node, true),
         "ArgMin" => arg(node, false),
-        "CumSum" => cumsum(node),
+        "CumSum" => cumulative(node, 0.0, |x, a, dt| x.cumsum_as(a, dt)),
+        "CumProd" => cumulative(node, 1.0, |x, a, _| x.cumprod(a)),
         "Softmax" => softmax_like(node, |x, a| x.softmax(a)),
         "LogSoftmax" => softmax_like(node, |x, a| x.log_softmax(a)),
         "Hardmax" => softmax_like(node, |x, a| {
@@ -43,8 +44,14 @@ pub(super) fn run(node: &Node) -> Option<Result<Outs>> {
     Some(r)
 }
 
-/// A reduction whose axes are an input from opset `axes_input_from` (an attribute before).
-fn reduce(node: &Node, axes_input_from: i64, f: impl Fn(&Tensor, Vec<usize>, bool) -> Tensor) -> Result<Outs> {
+/// A reduction whose axes are an input from opset `axes_input_from` (an attribute before);
+/// reducing an empty axis gives `empty` (the reduction's identity; integers take their extreme).
+fn reduce(
+    node: &Node,
+    axes_input_from: i64,
+    empty: f64,
+    f: impl Fn(&Tensor, Vec<usize>, bool) -> Tensor,
+) -> Result<Outs> {
     let x = node.input(0)?;
     let rank = x.ndim();
     let axes = if node.opset >= axes_input_from { node.input_ints(1)? } else { node.ints("axes")? };
@@ -55,7 +62,21 @@ fn reduce(node: &Node, axes_input_from: i64, f: impl Fn(&Tensor, Vec<usize>, boo
         None => (0..rank).collect(),
     };
     if axes.iter().any(|&a| x.shape()[a] == 0) {
-        return Err(node.unsupported(format!("reducing an empty axis of {:?}", x.shape())));
+        let shape: Vec<usize> = (0..rank)
+            .filter_map(|i| match (axes.contains(&i), keep) {
+                (false, _) => Some(x.shape()[i]),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect();
+        let dt = x.dtype();
+        let (lo, hi) = dt.int_range();
+        let value = match (dt.is_float(), empty) {
+            (false, v) if v == f64::INFINITY => ConstValue::Int(hi as i64),
+            (false, v) if v == f64::NEG_INFINITY => ConstValue::Int(lo as i64),
+            (_, v) => ConstValue::Float(v),
+        };
+        return one(Ok(Tensor::full_dtype(shape, value, dt)));
     }
     one(Ok(f(x, axes, keep).cast(x.dtype())))
 }
@@ -75,14 +96,20 @@ fn arg(node: &Node, max: bool) -> Result<Outs> {
     one(Ok(if keep { i } else { i.squeeze(axis) }))
 }
 
-fn cumsum(node: &Node) -> Result<Outs> {
+/// CumSum and CumProd: `reverse` runs from the end, `exclusive` leaves each element out
+/// (the sequence shifted by one, starting from `identity`).
+fn cumulative(node: &Node, identity: f64, f: impl Fn(&Tensor, isize, DType) -> Tensor) -> Result<Outs> {
     let x = node.input(0)?;
     let a = node.input_ints(1)?.and_then(|v| v.first().copied()).ok_or_else(|| node.error("no axis"))?;
     let axis = node.axis(a, x.ndim())?;
     let reverse = node.int("reverse", 0)? != 0;
     let mut y = if reverse { x.flip(axis) } else { x.clone() };
-    let inclusive = y.cumsum_as(axis as isize, x.dtype());
-    y = if node.int("exclusive", 0)? != 0 { inclusive.sub(&y) } else { inclusive };
+    if node.int("exclusive", 0)? != 0 && x.shape()[axis] > 0 {
+        let mut pads = vec![(0isize, 0isize); x.ndim()];
+        pads[axis] = (1, -1);
+        y = y.pad_constant(&pads, identity);
+    }
+    let y = f(&y, axis as isize, x.dtype()).cast(x.dtype());
     one(Ok(if reverse { y.flip(axis) } else { y }))
 }
 

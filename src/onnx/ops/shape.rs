@@ -1,5 +1,5 @@
-//! Shape and data-movement operators: Shape, Reshape, Transpose, Concat, Split, Slice, Gather,
-//! Expand, Pad, Tile, constants and ranges, scatter and gather variants.
+//! Shape and data-movement operators: Shape, Reshape, Transpose, Concat, Split, Slice,
+//! Expand, Pad, Tile, constants and ranges, Trilu, depth/space rearrangements, CenterCropPad.
 
 use crate::error::Result;
 use crate::onnx::node::{one, Node, Outs};
@@ -20,16 +20,14 @@ pub(super) fn run(node: &Node) -> Option<Result<Outs>> {
         "Concat" => concat(node),
         "Split" => split(node),
         "Slice" => slice(node),
-        "Gather" => gather(node),
-        "GatherElements" => gather_elements(node),
         "Expand" => expand(node),
         "Tile" => tile(node),
         "Pad" => pad(node),
         "Range" => range(node),
         "EyeLike" => eye_like(node),
         "Trilu" => trilu(node),
-        "ScatterElements" | "Scatter" => scatter_elements(node),
         "DepthToSpace" => depth_to_space(node),
+        "CenterCropPad" => center_crop_pad(node),
         "SpaceToDepth" => space_to_depth(node),
         _ => return None,
     };
@@ -203,42 +201,6 @@ fn slice(node: &Node) -> Result<Outs> {
     one(Ok(x.index(&idx)))
 }
 
-/// Negative indices count from the end of an axis of size `dim`.
-fn wrap_indices(idx: &Tensor, dim: usize) -> Tensor {
-    let i = idx.cast(DType::I64);
-    i.lt(0i64).where_(i.add(dim as i64), &i)
-}
-
-fn gather(node: &Node) -> Result<Outs> {
-    let (x, idx) = (node.input(0)?, node.input(1)?);
-    let axis = node.axis(node.int("axis", 0)?, x.ndim())?;
-    let idx = wrap_indices(idx, x.shape()[axis]);
-    let mut ix = vec![Idx::slice(None, None, 1); axis];
-    ix.push(Idx::T(idx));
-    one(Ok(x.index(&ix)))
-}
-
-fn gather_elements(node: &Node) -> Result<Outs> {
-    let (x, idx) = (node.input(0)?, node.input(1)?);
-    let axis = node.axis(node.int("axis", 0)?, x.ndim())?;
-    one(Ok(x.gather(axis as isize, &wrap_indices(idx, x.shape()[axis]))))
-}
-
-fn scatter_elements(node: &Node) -> Result<Outs> {
-    let (x, idx, upd) = (node.input(0)?, node.input(1)?, node.input(2)?);
-    let axis = node.axis(node.int("axis", 0)?, x.ndim())?;
-    let idx = wrap_indices(idx, x.shape()[axis]);
-    let y = match node.string("reduction", "none")?.as_str() {
-        "none" => x.scatter(axis as isize, &idx, upd),
-        "add" => x.scatter_reduce(axis as isize, &idx, upd, "sum", true),
-        "mul" => x.scatter_reduce(axis as isize, &idx, upd, "prod", true),
-        "max" => x.scatter_reduce(axis as isize, &idx, upd, "amax", true),
-        "min" => x.scatter_reduce(axis as isize, &idx, upd, "amin", true),
-        r => return Err(node.error(format!("reduction {r:?}"))),
-    };
-    one(Ok(y))
-}
-
 fn expand(node: &Node) -> Result<Outs> {
     let x = node.input(0)?;
     let want = sizes(node, &node.input_ints(1)?.unwrap_or_default(), "shape")?;
@@ -351,6 +313,32 @@ fn space_to_depth(node: &Node) -> Result<Outs> {
     if b == 0 || h % b != 0 || w % b != 0 {
         return Err(node.error(format!("blocksize {b} does not divide {h}x{w}")));
     }
-    let y = x.reshape([n, c, h / b, b, w / b, b]).permute([0, 3, 5, 1, 2, 4]);
+    // DCR (the default) puts the block offsets before the channels; CRD (opset 25+) after.
+    let y = if node.string("mode", "DCR")? == "CRD" {
+        x.reshape([n, c, h / b, b, w / b, b]).permute([0, 1, 3, 5, 2, 4])
+    } else {
+        x.reshape([n, c, h / b, b, w / b, b]).permute([0, 3, 5, 1, 2, 4])
+    };
     one(Ok(y.reshape([n, c * b * b, h / b, w / b])))
+}
+
+fn center_crop_pad(node: &Node) -> Result<Outs> {
+    let x = node.input(0)?;
+    let want = node.input_ints(1)?.ok_or_else(|| node.error("no shape"))?;
+    let rank = x.ndim();
+    let axes: Vec<usize> = match node.ints("axes")? {
+        Some(a) => a.iter().map(|&a| node.axis(a, rank)).collect::<Result<_>>()?,
+        None => (0..rank).collect(),
+    };
+    if want.len() != axes.len() {
+        return Err(node.error(format!("shape {want:?} for axes {axes:?}")));
+    }
+    let shape = x.shape();
+    let mut pads = vec![(0isize, 0isize); rank];
+    for (&a, &w) in axes.iter().zip(&want) {
+        let (s, w) = (shape[a] as isize, w as isize);
+        // Crop: the centered window, an extra element on the right; pad: the extra on the right too.
+        pads[a] = if w < s { (-((s - w) / 2), -(s - w - (s - w) / 2)) } else { ((w - s) / 2, w - s - (w - s) / 2) };
+    }
+    one(Ok(x.pad_constant(&pads, 0.0)))
 }
