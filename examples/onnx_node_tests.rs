@@ -9,7 +9,8 @@
 //! cargo run --release --features onnx --example onnx_node_tests -- /tmp/onnx-tests/node [--min-passed N] [--filter S]
 //! ```
 //! One line per test, then `onnx node tests: P passed, F failed, U unsupported`; with
-//! `--min-passed N` the exit status is 1 when fewer than N pass.
+//! `--min-passed N` the exit status is 1 when fewer than N pass; `--jobs N` runs N processes,
+//! each on a share of the tests.
 
 use ferrograd::error::Error;
 use ferrograd::onnx::{load_tensor, OnnxModel};
@@ -96,32 +97,18 @@ fn test_dirs(roots: &[PathBuf]) -> Vec<PathBuf> {
     dirs
 }
 
-fn main() {
-    let mut roots = Vec::new();
-    let (mut min_passed, mut filter) = (0usize, String::new());
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--min-passed" => min_passed = args.next().and_then(|v| v.parse().ok()).expect("--min-passed N"),
-            "--filter" => filter = args.next().expect("--filter TEXT"),
-            _ => roots.push(PathBuf::from(a)),
-        }
-    }
-    if roots.is_empty() {
-        eprintln!(
-            "usage: onnx_node_tests DIR... [--min-passed N] [--filter TEXT]  (scripts/onnx_node_data.py writes DIR)"
-        );
-        std::process::exit(2);
-    }
+/// Runs the tests of `dirs` whose position is `shard.0` modulo `shard.1` and prints one line
+/// each; returns (passed, failed, unsupported).
+fn run_shard(dirs: &[PathBuf], filter: &str, shard: (usize, usize)) -> (usize, usize, usize) {
     // Panics inside a test are reported on its line; the default hook would print each twice.
     std::panic::set_hook(Box::new(|_| {}));
     let (mut passed, mut failed, mut unsupported) = (0, 0, 0);
-    for dir in test_dirs(&roots) {
+    for (i, dir) in dirs.iter().enumerate() {
         let name = dir.file_name().unwrap_or_default().to_string_lossy().into_owned();
-        if !name.contains(&filter) {
+        if !name.contains(filter) || i % shard.1 != shard.0 {
             continue;
         }
-        let verdict = match std::panic::catch_unwind(|| run_test(&dir)) {
+        let verdict = match std::panic::catch_unwind(|| run_test(dir)) {
             Ok(Ok(v)) => v,
             Ok(Err(Error::Unsupported(m))) => Verdict::Unsupported(m),
             Ok(Err(e)) => Verdict::Failed(e.to_string()),
@@ -149,6 +136,73 @@ fn main() {
             }
         }
     }
+    (passed, failed, unsupported)
+}
+
+/// Runs `jobs` copies of this program, each on one shard, and sums their counts (kernel
+/// compilation is the bottleneck, one compiler process per copy).
+fn run_jobs(args: &[String], jobs: usize) -> (usize, usize, usize) {
+    let exe = std::env::current_exe().expect("the path of this program");
+    let children: Vec<_> = (0..jobs)
+        .map(|k| {
+            std::process::Command::new(&exe)
+                .args(args)
+                .args(["--shard", &format!("{k}/{jobs}")])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("starting a shard")
+        })
+        .collect();
+    let mut total = (0, 0, 0);
+    for child in children {
+        let out = child.wait_with_output().expect("a shard's output");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines() {
+            match line.strip_prefix("onnx node tests: ") {
+                Some(counts) => {
+                    let n: Vec<usize> = counts.split(", ").filter_map(|c| c.split(' ').next()?.parse().ok()).collect();
+                    total = (total.0 + n[0], total.1 + n[1], total.2 + n[2]);
+                }
+                None => println!("{line}"),
+            }
+        }
+    }
+    total
+}
+
+fn main() {
+    let mut roots = Vec::new();
+    let (mut min_passed, mut filter, mut jobs, mut shard) = (0usize, String::new(), 1usize, (0usize, 1usize));
+    let mut passthrough = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--min-passed" => min_passed = args.next().and_then(|v| v.parse().ok()).expect("--min-passed N"),
+            "--filter" => {
+                filter = args.next().expect("--filter TEXT");
+                passthrough.extend(["--filter".to_string(), filter.clone()]);
+            }
+            "--jobs" => jobs = args.next().and_then(|v| v.parse().ok()).expect("--jobs N"),
+            "--shard" => {
+                let v = args.next().expect("--shard K/N");
+                let (k, n) =
+                    v.split_once('/').and_then(|(k, n)| Some((k.parse().ok()?, n.parse().ok()?))).expect("--shard K/N");
+                shard = (k, n);
+            }
+            _ => {
+                passthrough.push(a.clone());
+                roots.push(PathBuf::from(a));
+            }
+        }
+    }
+    if roots.is_empty() {
+        eprintln!(
+            "usage: onnx_node_tests DIR... [--min-passed N] [--filter TEXT] [--jobs N]  (scripts/onnx_node_data.py writes DIR)"
+        );
+        std::process::exit(2);
+    }
+    let (passed, failed, unsupported) =
+        if jobs > 1 { run_jobs(&passthrough, jobs) } else { run_shard(&test_dirs(&roots), &filter, shard) };
     println!("onnx node tests: {passed} passed, {failed} failed, {unsupported} unsupported");
     if passed < min_passed {
         eprintln!("fewer than the baseline's {min_passed} tests pass");
