@@ -15,18 +15,24 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/onnx").join(name)
 }
 
-/// The model's output on the fixture's input, against onnxruntime's, to 1e-5.
+/// The model's output on the fixture's input, against onnxruntime's, to 1e-5, on every device
+/// (weights and inputs on the default device).
 fn check_against_onnxruntime(name: &str) {
+    common::for_each_device(|dev| check_on(name, dev));
+}
+
+fn check_on(name: &str, dev: &str) {
     let dir = fixture(name);
     let model = OnnxModel::load(dir.join("model.onnx")).unwrap();
     let x = load_tensor(dir.join("test_data_set_0/input_0.pb")).unwrap();
     let want = load_tensor(dir.join("test_data_set_0/output_0.pb")).unwrap();
     let out = model.run([(model.inputs()[0].clone(), x)]).unwrap();
     let got = &out[&model.outputs()[0]];
+    assert_eq!(got.device(), dev);
     assert_eq!(got.shape(), want.shape(), "{name}");
     let (g, w) = (got.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
     let worst = g.iter().zip(&w).map(|(a, b)| (a - b).abs() / (1.0 + b.abs())).fold(0f32, f32::max);
-    assert!(worst <= 1e-5, "{name}: worst difference from onnxruntime {worst:e}");
+    assert!(worst <= 1e-5, "{name} on {dev}: worst difference from onnxruntime {worst:e}");
 }
 
 #[test]
