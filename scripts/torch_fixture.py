@@ -1,7 +1,8 @@
 """PyTorch checkpoints for tests/torch_load.rs, written by torch.save: state dicts of nn layers
 (with their `_metadata`), every dtype ferrograd holds, strided views sharing one storage
 (a transpose, a stepped slice, an offset, a broadcast, an overlapping as_strided), nested
-containers and plain values; the values go to expected.json. `hostile.pt` names a function
+containers and plain values; the values go to expected.json, the same values in the legacy
+(pre-1.6, not zip) format to legacy.pt. `hostile.pt` names a function
 (`builtins.print`) that a loader must refuse to call.
 
     python scripts/torch_fixture.py   # writes tests/fixtures/torch_load/ (needs torch)
@@ -65,6 +66,9 @@ def main():
         "name": "ferrograd",
     }
     torch.save(obj, OUT / "checkpoint.pt")
+    # The same values in the legacy format (PyTorch before 1.6): a stream of pickles and raw
+    # storages, no zip.
+    torch.save(obj, OUT / "legacy.pt", _use_new_zipfile_serialization=False)
     expected = {
         "views": {k: flat(v) for k, v in views.items()},
         "dtypes": {k: flat(v) for k, v in dtypes.items()},

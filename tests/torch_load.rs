@@ -47,8 +47,18 @@ fn check(t: &Tensor, want: &Value, what: &str) {
 
 #[test]
 fn reads_every_value_torch_saved() {
+    reads_every_value("checkpoint.pt");
+}
+
+/// The same values saved in the legacy format (PyTorch before 1.6: no zip).
+#[test]
+fn reads_the_legacy_format() {
+    reads_every_value("legacy.pt");
+}
+
+fn reads_every_value(file: &str) {
     let expected: Value = serde_json::from_str(&std::fs::read_to_string(fixture("expected.json")).unwrap()).unwrap();
-    let ck = torch_load(fixture("checkpoint.pt")).unwrap();
+    let ck = torch_load(fixture(file)).unwrap();
     for group in ["views", "dtypes"] {
         for (name, want) in expected[group].as_object().unwrap() {
             let t = ck.get(group).and_then(|g| g.get(name)).and_then(TorchValue::as_tensor).expect(name);
@@ -154,7 +164,7 @@ fn corrupt_checkpoints_are_errors() {
     std::fs::write(&p, &file[..file.len() / 2]).unwrap();
     assert!(torch_load(&p).is_err(), "a truncated archive");
     std::fs::write(&p, b"not a zip at all").unwrap();
-    assert!(torch_load(&p).unwrap_err().to_string().contains("not a zip-format"));
+    assert!(torch_load(&p).unwrap_err().to_string().contains("not a PyTorch checkpoint"));
     let mut src = zip::ZipArchive::new(std::fs::File::open(fixture("checkpoint.pt")).unwrap()).unwrap();
     let mut pickle = Vec::new();
     src.by_name("checkpoint/data.pkl").unwrap().read_to_end(&mut pickle).unwrap();
@@ -177,6 +187,36 @@ fn corrupt_checkpoints_are_errors() {
         errors += outcome.unwrap_or_else(|_| panic!("round {round}: a corrupt pickle panicked")) as usize;
     }
     assert!(errors > 100, "most corruptions are caught: {errors} of 400");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Random corruption and truncation of a legacy-format file (pickles, then raw storages): an
+/// Err or a value, never a panic.
+#[test]
+fn corrupt_legacy_checkpoints_are_errors() {
+    let dir = std::env::temp_dir().join(format!("ferrograd-legacy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = std::fs::read(fixture("legacy.pt")).unwrap();
+    let p = dir.join("bad.pt");
+    let mut rng = common::Rng::new(8);
+    let mut errors = 0;
+    for round in 0..300 {
+        std::fs::write(&p, rng.corrupt(&file, 1 + round % 3, round % 4 == 0)).unwrap();
+        let outcome = std::panic::catch_unwind(|| match torch_load(&p) {
+            Ok(v) => {
+                for t in v.state_dict().values() {
+                    let _ = t.to_bytes();
+                }
+                false
+            }
+            Err(e) => {
+                assert!(e.to_string().contains("bad.pt"), "{e}");
+                true
+            }
+        });
+        errors += outcome.unwrap_or_else(|_| panic!("round {round}: a corrupt legacy file panicked")) as usize;
+    }
+    assert!(errors > 100, "most corruptions are caught: {errors} of 300");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

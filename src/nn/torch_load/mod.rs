@@ -1,9 +1,11 @@
 //! `torch_load`: PyTorch checkpoints (`torch.save`'s zip format: `<name>/data.pkl` and one
-//! `<name>/data/<key>` entry per storage) read without running any code. The pickle goes
+//! `<name>/data/<key>` entry per storage; and the legacy format of PyTorch before 1.6, a stream
+//! of pickles then the raw storages: `legacy.rs`) read without running any code. The pickle goes
 //! through a restricted unpickler (`pickle.rs`); each storage becomes one buffer, and each
 //! tensor a view of it — its strides as movement ops (a transpose is a permute, a slice a
 //! shrink, a broadcast an expand), or a gather where strides overlap.
 
+mod legacy;
 mod pickle;
 
 use crate::error::{Error, Result};
@@ -87,13 +89,13 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
     // call. A concurrent writer can at worst change the values read (or raise SIGBUS on a
     // truncation, as with every mmap-based loader); it cannot make us read out of bounds.
     let map = unsafe { Mmap::map(&file) }.map_err(Error::file(path))?;
+    if map.starts_with(legacy::MAGIC) {
+        return legacy::load(path, &map);
+    }
     let mut zip = zip::ZipArchive::new(file).map_err(|e| {
         Error::format(
             path,
-            format!(
-                "not a zip-format PyTorch checkpoint ({e}); files from PyTorch before 1.6 (the legacy format) \
-                 are not read: load and save them again with a current PyTorch"
-            ),
+            format!("not a PyTorch checkpoint: neither a zip archive ({e}) nor the legacy format's pickle stream"),
         )
     })?;
     let names: Vec<String> = zip
@@ -158,28 +160,28 @@ pub fn torch_load(path: impl AsRef<Path>) -> Result<TorchValue> {
             let bytes = numel
                 .checked_mul(dtype.itemsize())
                 .ok_or_else(|| Error::format(path, format!("storage {key}: {numel} elements")))?;
-            let buf = match entry_data(&format!("{prefix}data/{key}"), Some(bytes))? {
-                // Straight from the map into the device buffer: no copy of the file in memory.
-                Entry::Mapped(r) if !dtype.is_bool() => {
-                    let buf = Buffer::new(get_device(&device)?, *dtype, *numel);
-                    buf.copy_in(&map[r])?;
-                    buf
-                }
-                found => {
-                    let mut data = match found {
-                        Entry::Mapped(r) => map[r].to_vec(),
-                        Entry::Read(v) => v,
-                    };
-                    if dtype.is_bool() {
-                        data.iter_mut().for_each(|b| *b = (*b != 0) as u8);
-                    }
-                    Buffer::with_data(&device, *dtype, data)
-                }
+            let t = match entry_data(&format!("{prefix}data/{key}"), Some(bytes))? {
+                Entry::Mapped(r) => storage_tensor(&device, *dtype, &map[r])?,
+                Entry::Read(v) => storage_tensor(&device, *dtype, &v)?,
             };
-            storages.insert(key.clone(), Tensor::from_uop(buffer_view(buf, &[*numel])));
+            storages.insert(key.clone(), t);
         }
     }
     convert(&un.arena, un.root, &storages, 0).map_err(|m| Error::format(path, m))
+}
+
+/// One storage's bytes as a flat tensor on `device`: copied straight from the file's map into
+/// the device buffer (bools normalized to 0/1 on the way).
+fn storage_tensor(device: &str, dtype: crate::DType, bytes: &[u8]) -> Result<Tensor> {
+    let numel = bytes.len() / dtype.itemsize();
+    let buf = if dtype.is_bool() {
+        Buffer::with_data(device, dtype, bytes.iter().map(|&b| (b != 0) as u8).collect())
+    } else {
+        let buf = Buffer::new(get_device(device)?, dtype, numel);
+        buf.copy_in(bytes)?;
+        buf
+    };
+    Ok(Tensor::from_uop(buffer_view(buf, &[numel])))
 }
 
 /// Reads a checkpoint and returns every tensor by its dotted path ([`TorchValue::state_dict`]).

@@ -222,11 +222,14 @@ impl Machine<'_> {
         })
     }
 
-    /// BINPERSID: `('storage', torch.<T>Storage, key, location, numel)`.
+    /// BINPERSID: `('storage', torch.<T>Storage, key, location, numel)`; the legacy format adds
+    /// a sixth item, a view's description, which must be None (views of storages are from
+    /// PyTorch before 0.4).
     fn persistent(&mut self, pid: usize) -> R<Obj> {
         let items = self.items(pid, "persistent id")?;
         let is_storage = matches!(items.first().map(|&i| &self.arena[i]), Some(Obj::Str(s)) if s == "storage");
-        if items.len() != 5 || !is_storage {
+        let legacy_view = items.get(5).is_some_and(|&i| !matches!(self.arena[i], Obj::None));
+        if !(items.len() == 5 || items.len() == 6) || !is_storage || legacy_view {
             return Err("a persistent id that is not ('storage', type, key, location, numel)".into());
         }
         let dtype = match &self.arena[items[1]] {
@@ -432,8 +435,14 @@ pub(crate) fn kind(o: &Obj) -> &'static str {
 
 /// Runs the restricted unpickler over `data`.
 pub(crate) fn unpickle(data: &[u8]) -> std::result::Result<Unpickled, String> {
+    Ok(unpickle_prefix(data)?.0)
+}
+
+/// Runs the restricted unpickler over the pickle at the start of `data` and also returns its
+/// length in bytes (where the next one starts, in a stream of pickles).
+pub(crate) fn unpickle_prefix(data: &[u8]) -> std::result::Result<(Unpickled, usize), String> {
     let mut m =
         Machine { data, pos: 0, arena: Vec::new(), stack: Vec::new(), marks: Vec::new(), memo: Default::default() };
     let root = m.run()?;
-    Ok(Unpickled { arena: m.arena, root })
+    Ok((Unpickled { arena: m.arena, root }, m.pos))
 }
