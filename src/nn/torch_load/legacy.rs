@@ -5,7 +5,7 @@
 //! count (8 bytes, little-endian) and its raw bytes.
 
 use super::pickle::{unpickle_prefix, Obj};
-use super::{convert, storage_tensor, TorchValue};
+use super::value::{convert, storage_tensor, TorchValue};
 use crate::error::{Error, Result};
 use crate::tensor::{default_device, Tensor};
 use std::collections::BTreeMap;
