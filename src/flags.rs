@@ -36,6 +36,12 @@ pub const FLAGS: &[Flag] = &[
     },
     Flag { name: "JIT", default: "1", doc: "0 disables TinyJit capture" },
     Flag {
+        name: "VIZ",
+        default: "",
+        doc: "json: log the compiler (each kernel's AST, its form after every named pass, opts, linear program, source; every launch with its time) and write it as JSON to `VIZ_OUT` after every realize",
+    },
+    Flag { name: "VIZ_OUT", default: "ferrograd-viz.json", doc: "where `VIZ=json` writes its log" },
+    Flag {
         name: "CC",
         default: "",
         doc: "C compiler command for the CPU device, read as a shell reads it (`ccache gcc`, `gcc-12 -std=c11`); default: clang, else cc",

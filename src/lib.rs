@@ -7,6 +7,7 @@
 extern crate self as ferrograd;
 
 pub mod codegen;
+pub mod compiler_log;
 pub mod device;
 pub mod engine;
 pub mod error;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// The stages, lowest first. A file's stage is its top folder under `src/` (or its name for a
 /// file directly in `src/`).
 const STAGES: &[&[&str]] = &[
-    &["helpers", "error", "flags"],
+    &["helpers", "error", "flags", "compiler_log"],
     &["uop"],
     &["renderer"],
     &["runtime"],
@@ -204,6 +204,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "codegen",
     "codegen::opts",
     "codegen::passes",
+    "compiler_log",
     "device",
     "engine",
     "engine::beam",

@@ -1,6 +1,7 @@
 //! Codegen as a list of named passes. `prepare` passes run before opts (opt axes number the
 //! ranges of their result); `lowering` passes run after the opts are applied and turn the
-//! kernel into what the linearizer takes. `DEBUG=6` prints the kernel after every pass.
+//! kernel into what the linearizer takes. `DEBUG=6` prints the kernel after every pass, and
+//! `VIZ` logs it (`compiler_log`).
 
 use super::collapse::collapse_reduces;
 use super::expand::expand;
@@ -9,6 +10,7 @@ use super::lower::lower;
 use super::opts::LoweringChoices;
 use super::symbolic_ranges::split_symbolic_ranges;
 use super::vectorize::{vector_axis, vectorize};
+use crate::compiler_log::{self, Phase};
 use crate::renderer::Target;
 use crate::uop::symbolic::simplify;
 use crate::uop::UOp;
@@ -82,12 +84,14 @@ pub const LOWERING: &[Pass] = &[
 /// Runs AST `passes` in order; at `DEBUG=6` prints the kernel after each.
 pub fn run_ast_passes(passes: &[AstPass], ast: &UOp) -> UOp {
     let show = crate::helpers::debug_level() >= 6;
+    compiler_log::passes_started(Phase::Prepare);
     let mut ast = ast.clone();
     for (name, pass) in passes {
         ast = pass(&ast);
         if show {
             eprintln!("--- after {name}:\n{ast:?}");
         }
+        compiler_log::pass(Phase::Prepare, name, || format!("{ast:?}"));
     }
     ast
 }
@@ -96,11 +100,13 @@ pub fn run_ast_passes(passes: &[AstPass], ast: &UOp) -> UOp {
 /// kernel after each.
 pub fn run_passes(passes: &[Pass], state: &mut KernelState) -> Result<(), String> {
     let show = crate::helpers::debug_level() >= 6;
+    compiler_log::passes_started(Phase::Lowering);
     for (name, pass) in passes {
         pass(state).map_err(|e| format!("{name}: {e}"))?;
         if show {
             eprintln!("--- after {name}:\n{:?}", state.ast);
         }
+        compiler_log::pass(Phase::Lowering, name, || format!("{:?}", state.ast));
     }
     Ok(())
 }

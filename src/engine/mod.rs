@@ -109,6 +109,18 @@ fn compile_items(items: &[ScheduleItem]) -> Result<Vec<Option<CompiledKernel>>> 
                 None
             };
             let spec = get_program(ast, device.renderer(), opts.as_deref());
+            if crate::compiler_log::enabled() {
+                crate::compiler_log::kernel_compiled(crate::compiler_log::KernelLog {
+                    name: spec.name.clone(),
+                    device: dev_name.clone(),
+                    ast: crate::uop::print::format_graph(ast),
+                    passes: Vec::new(),
+                    opts: spec.opts.clone(),
+                    linear: crate::uop::print::format_graphs(&spec.uops),
+                    source: spec.src.clone(),
+                    flops: spec.flops,
+                });
+            }
             if debug_level() >= 3 {
                 eprintln!("{}: opts {}", spec.name, spec.opts);
             }
@@ -150,6 +162,7 @@ pub(crate) fn realize_lock() -> std::sync::MutexGuard<'static, ()> {
 /// Realizes `outs`, returning the buffer of each.
 pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
     let _lock = realize_lock();
+    crate::compiler_log::realize_started();
     let sched = create_schedule(outs);
     let nkernels = sched.items.iter().filter(|i| i.kind == ItemKind::Kernel).count();
     if debug_level() >= 1 && !sched.items.is_empty() {
@@ -168,5 +181,6 @@ pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
         capture::record(capture::Recorded { step, bufs, device, assign, var_vals });
     }
     crate::runtime::memory::realize_finished();
+    crate::compiler_log::realize_finished()?;
     Ok(sched.outputs)
 }

@@ -92,12 +92,23 @@ pub fn run_kernel(k: &CompiledKernel, bufs: &[Arc<Buffer>], device: &str, var_va
     let vals = launch_values(&k.spec, device, var_vals)?;
     let debug = debug_level() >= 2;
     let recording = RECORDING.load(Ordering::Relaxed);
-    let t = k.program.launch(&mems, &vals, debug || recording)?;
+    let viz = crate::compiler_log::enabled();
+    let t = k.program.launch(&mems, &vals, debug || recording || viz)?;
     let n = KERNELS_RUN.fetch_add(1, Ordering::Relaxed) + 1;
-    if !debug && !recording {
+    if !debug && !recording && !viz {
         return Ok(());
     }
     let bytes: usize = bufs.iter().map(|b| b.nbytes()).sum();
+    if viz {
+        crate::compiler_log::launched(crate::compiler_log::LaunchLog {
+            realize: 0,
+            kernel: k.spec.name.clone(),
+            device: device.to_string(),
+            seconds: t,
+            flops: k.spec.flops,
+            bytes,
+        });
+    }
     if recording {
         let run = KernelRun {
             device: device.to_string(),

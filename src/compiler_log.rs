@@ -1,0 +1,180 @@
+//! What the compiler did, kept for VIZ (`VIZ` set, or [`set_enabled`]): for each kernel
+//! compiled, its AST, the kernel after each named codegen pass (`codegen/passes.rs`), the opts,
+//! the linear program and the source; and each kernel launch with its time. `VIZ=json` writes it
+//! all as JSON to `VIZ_OUT` after every realize. Off, each hook costs one relaxed atomic load.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The kernel after one named pass.
+#[derive(Clone, Debug)]
+pub struct PassLog {
+    /// `prepare/<pass>` or `lowering/<pass>`.
+    pub pass: String,
+    pub kernel: String,
+}
+
+/// One compiled kernel.
+#[derive(Clone, Debug)]
+pub struct KernelLog {
+    pub name: String,
+    pub device: String,
+    /// The scheduled kernel AST (numbered nodes, as DEBUG=5 prints it).
+    pub ast: String,
+    pub passes: Vec<PassLog>,
+    /// The applied opts, in `OPTS=` syntax.
+    pub opts: String,
+    /// The linear program the renderer walked.
+    pub linear: String,
+    pub source: String,
+    pub flops: u64,
+}
+
+/// One kernel launch.
+#[derive(Clone, Debug)]
+pub struct LaunchLog {
+    /// Which realize (counted from 0) ran it.
+    pub realize: usize,
+    pub kernel: String,
+    pub device: String,
+    pub seconds: f64,
+    pub flops: u64,
+    /// Bytes of the buffers it read and wrote.
+    pub bytes: usize,
+}
+
+/// 0: not read yet, 1: off, 2: on.
+static STATE: AtomicU8 = AtomicU8::new(0);
+static REALIZES: AtomicUsize = AtomicUsize::new(0);
+static KERNELS: Mutex<Vec<KernelLog>> = Mutex::new(Vec::new());
+static LAUNCHES: Mutex<Vec<LaunchLog>> = Mutex::new(Vec::new());
+
+thread_local! {
+    /// The passes of the kernel this thread is compiling: the last run of each pass list (a
+    /// heuristic that tries a smaller opt list runs the lowering passes again).
+    static PREPARE: RefCell<Vec<PassLog>> = const { RefCell::new(Vec::new()) };
+    static LOWERING: RefCell<Vec<PassLog>> = const { RefCell::new(Vec::new()) };
+    static CURRENT_REALIZE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the compiler is being logged.
+pub fn enabled() -> bool {
+    match STATE.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let on = crate::flags::text("VIZ").is_some_and(|v| v.trim() != "0");
+            STATE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+            on
+        }
+    }
+}
+
+/// Turns logging on or off (as `VIZ` does at start).
+pub fn set_enabled(on: bool) {
+    STATE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+}
+
+/// Which pass list a pass belongs to.
+#[derive(Clone, Copy)]
+pub enum Phase {
+    Prepare,
+    Lowering,
+}
+
+fn list(phase: Phase) -> &'static std::thread::LocalKey<RefCell<Vec<PassLog>>> {
+    match phase {
+        Phase::Prepare => &PREPARE,
+        Phase::Lowering => &LOWERING,
+    }
+}
+
+/// A pass list starts: its log of the previous run is dropped.
+pub fn passes_started(phase: Phase) {
+    if enabled() {
+        list(phase).with(|l| l.borrow_mut().clear());
+    }
+}
+
+/// The kernel after pass `name` (`kernel` formats it only when logging).
+pub fn pass(phase: Phase, name: &str, kernel: impl FnOnce() -> String) {
+    if enabled() {
+        let prefix = match phase {
+            Phase::Prepare => "prepare",
+            Phase::Lowering => "lowering",
+        };
+        let entry = PassLog { pass: format!("{prefix}/{name}"), kernel: kernel() };
+        list(phase).with(|l| l.borrow_mut().push(entry));
+    }
+}
+
+/// A kernel finished compiling: `log` with the passes this thread ran for it.
+pub fn kernel_compiled(mut log: KernelLog) {
+    let mut passes = PREPARE.with(|l| std::mem::take(&mut *l.borrow_mut()));
+    passes.extend(LOWERING.with(|l| std::mem::take(&mut *l.borrow_mut())));
+    log.passes = passes;
+    KERNELS.lock().unwrap_or_else(|e| e.into_inner()).push(log);
+}
+
+/// A realize starts on this thread: its launches are numbered with it.
+pub fn realize_started() {
+    if enabled() {
+        let n = REALIZES.fetch_add(1, Ordering::Relaxed);
+        CURRENT_REALIZE.with(|c| c.set(n));
+    }
+}
+
+/// A kernel ran (`realize` is filled in with this thread's current realize).
+pub fn launched(mut log: LaunchLog) {
+    log.realize = CURRENT_REALIZE.with(|c| c.get());
+    LAUNCHES.lock().unwrap_or_else(|e| e.into_inner()).push(log);
+}
+
+/// Everything logged so far, as JSON: `{"kernels": [...], "launches": [...]}`, each entry an
+/// object with the fields of [`KernelLog`] or [`LaunchLog`].
+pub fn to_json() -> String {
+    use serde_json::json;
+    let kernels: Vec<serde_json::Value> = KERNELS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|k| {
+            let passes: Vec<serde_json::Value> =
+                k.passes.iter().map(|p| json!({ "pass": p.pass, "kernel": p.kernel })).collect();
+            json!({
+                "name": k.name, "device": k.device, "ast": k.ast, "passes": passes, "opts": k.opts,
+                "linear": k.linear, "source": k.source, "flops": k.flops,
+            })
+        })
+        .collect();
+    let launches: Vec<serde_json::Value> = LAUNCHES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|l| {
+            json!({
+                "realize": l.realize, "kernel": l.kernel, "device": l.device, "seconds": l.seconds,
+                "flops": l.flops, "bytes": l.bytes,
+            })
+        })
+        .collect();
+    json!({ "kernels": kernels, "launches": launches }).to_string()
+}
+
+/// Forgets everything logged so far.
+pub fn clear() {
+    KERNELS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    LAUNCHES.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// After a realize: with `VIZ=json`, the log so far is written to `VIZ_OUT`.
+pub fn realize_finished() -> std::io::Result<()> {
+    if enabled() && crate::flags::text("VIZ").is_some_and(|v| v.trim() == "json") {
+        let path = crate::flags::text("VIZ_OUT").unwrap_or_else(|| "ferrograd-viz.json".into());
+        let tmp = format!("{path}.tmp");
+        std::fs::write(&tmp, to_json())?;
+        std::fs::rename(&tmp, &path)?;
+    }
+    Ok(())
+}

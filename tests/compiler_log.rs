@@ -1,0 +1,41 @@
+//! VIZ's compiler log: a program's kernels with their AST, every named pass, opts, linear
+//! program and source, and its launches with times, as JSON.
+
+use ferrograd::{compiler_log, Tensor};
+
+#[test]
+fn the_log_holds_every_kernel_its_passes_and_launches() {
+    compiler_log::set_enabled(true);
+    compiler_log::clear();
+    // A shape no other test in this binary uses, so its kernels are compiled here.
+    let a = Tensor::arange(37 * 11).cast(ferrograd::DType::F32).reshape([37, 11]);
+    let b = Tensor::ones([11, 5]);
+    let y = a.matmul(&b).relu().sum_axis(1);
+    let values = y.to_vec::<f32>().unwrap();
+    assert_eq!(values.len(), 37);
+    compiler_log::set_enabled(false);
+    let log: serde_json::Value = serde_json::from_str(&compiler_log::to_json()).unwrap();
+    let kernels = log["kernels"].as_array().unwrap();
+    assert!(!kernels.is_empty(), "{log}");
+    for k in kernels {
+        let name = k["name"].as_str().unwrap();
+        let passes: Vec<&str> = k["passes"].as_array().unwrap().iter().map(|p| p["pass"].as_str().unwrap()).collect();
+        for want in ["prepare/simplify", "prepare/collapse_reduces", "lowering/expand", "lowering/lower"] {
+            assert!(passes.contains(&want), "{name}: passes {passes:?}");
+        }
+        // Each pass holds the kernel in the numbered-node form; the source defines the kernel.
+        assert!(k["passes"][0]["kernel"].as_str().unwrap().contains("%0"), "{name}");
+        assert!(k["source"].as_str().unwrap().contains(name), "{name}: the source names the kernel");
+        assert!(k["ast"].as_str().unwrap().contains("SINK"), "{name}: {}", k["ast"]);
+        assert!(!k["linear"].as_str().unwrap().is_empty());
+        assert_eq!(k["device"], "CPU");
+    }
+    let launches = log["launches"].as_array().unwrap();
+    assert!(launches.len() >= kernels.len(), "every compiled kernel ran");
+    for l in launches {
+        assert!(l["seconds"].as_f64().unwrap() > 0.0, "{l}");
+        assert!(kernels.iter().any(|k| k["name"] == l["kernel"]), "{l} was compiled here");
+    }
+    let realizes: std::collections::BTreeSet<u64> = launches.iter().map(|l| l["realize"].as_u64().unwrap()).collect();
+    assert!(!realizes.is_empty());
+}
