@@ -1,6 +1,7 @@
 //! What the compiler did, kept for VIZ (`VIZ` set, or [`set_enabled`]): for each kernel
-//! compiled, its AST, the kernel after each named codegen pass (`codegen/passes.rs`), the opts,
-//! the linear program and the source; and each kernel launch with its time. `VIZ=json` writes it
+//! compiled, its AST, the kernel after each named codegen pass (`codegen/passes.rs`) with the
+//! rewrite rules that fired in it (named by where they are written), the opts, the linear
+//! program and the source; and each kernel launch with its time. `VIZ=json` writes it
 //! all as JSON to `VIZ_OUT` after every realize. Off, each hook costs one relaxed atomic load.
 
 use std::cell::RefCell;
@@ -13,6 +14,9 @@ pub struct PassLog {
     /// `prepare/<pass>` or `lowering/<pass>`.
     pub pass: String,
     pub kernel: String,
+    /// The rewrite rules that fired in the pass, by where they are written (`file:line`), with
+    /// how many times, in the order they first fired.
+    pub rules: Vec<(String, usize)>,
 }
 
 /// One compiled kernel.
@@ -56,6 +60,23 @@ thread_local! {
     static PREPARE: RefCell<Vec<PassLog>> = const { RefCell::new(Vec::new()) };
     static LOWERING: RefCell<Vec<PassLog>> = const { RefCell::new(Vec::new()) };
     static CURRENT_REALIZE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Rules fired since the last pass was logged.
+    static FIRED: RefCell<Vec<(&'static str, u32, usize)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A rewrite rule written at `file:line` fired (counted toward the pass that is running).
+pub fn rule_fired(file: &'static str, line: u32) {
+    FIRED.with(|f| {
+        let mut f = f.borrow_mut();
+        match f.iter_mut().find(|(fl, l, _)| *l == line && *fl == file) {
+            Some(entry) => entry.2 += 1,
+            None => f.push((file, line, 1)),
+        }
+    });
+}
+
+fn take_fired() -> Vec<(String, usize)> {
+    FIRED.with(|f| std::mem::take(&mut *f.borrow_mut()).into_iter().map(|(f, l, n)| (format!("{f}:{l}"), n)).collect())
 }
 
 /// Whether the compiler is being logged.
@@ -94,6 +115,7 @@ fn list(phase: Phase) -> &'static std::thread::LocalKey<RefCell<Vec<PassLog>>> {
 pub fn passes_started(phase: Phase) {
     if enabled() {
         list(phase).with(|l| l.borrow_mut().clear());
+        take_fired();
     }
 }
 
@@ -104,7 +126,7 @@ pub fn pass(phase: Phase, name: &str, kernel: impl FnOnce() -> String) {
             Phase::Prepare => "prepare",
             Phase::Lowering => "lowering",
         };
-        let entry = PassLog { pass: format!("{prefix}/{name}"), kernel: kernel() };
+        let entry = PassLog { pass: format!("{prefix}/{name}"), kernel: kernel(), rules: take_fired() };
         list(phase).with(|l| l.borrow_mut().push(entry));
     }
 }
@@ -140,8 +162,15 @@ pub fn to_json() -> String {
         .unwrap_or_else(|e| e.into_inner())
         .iter()
         .map(|k| {
-            let passes: Vec<serde_json::Value> =
-                k.passes.iter().map(|p| json!({ "pass": p.pass, "kernel": p.kernel })).collect();
+            let passes: Vec<serde_json::Value> = k
+                .passes
+                .iter()
+                .map(|p| {
+                    let rules: Vec<serde_json::Value> =
+                        p.rules.iter().map(|(r, n)| json!({ "rule": r, "count": n })).collect();
+                    json!({ "pass": p.pass, "kernel": p.kernel, "rules": rules })
+                })
+                .collect();
             json!({
                 "name": k.name, "device": k.device, "ast": k.ast, "passes": passes, "opts": k.opts,
                 "linear": k.linear, "source": k.source, "flops": k.flops,

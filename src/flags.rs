@@ -38,7 +38,7 @@ pub const FLAGS: &[Flag] = &[
     Flag {
         name: "VIZ",
         default: "",
-        doc: "json: log the compiler (each kernel's AST, its form after every named pass, opts, linear program, source; every launch with its time) and write it as JSON to `VIZ_OUT` after every realize",
+        doc: "json: log the compiler (each kernel's AST, its form after every named pass with the rewrite rules that fired, opts, linear program, source; every launch with its time) and write it as JSON to `VIZ_OUT` after every realize",
     },
     Flag { name: "VIZ_OUT", default: "ferrograd-viz.json", doc: "where `VIZ=json` writes its log" },
     Flag {

@@ -30,6 +30,21 @@ fn the_log_holds_every_kernel_its_passes_and_launches() {
         assert!(!k["linear"].as_str().unwrap().is_empty());
         assert_eq!(k["device"], "CPU");
     }
+    // The rules that fired, named by where they are written: the simplifier's in the simplify
+    // passes.
+    let fired: Vec<(String, String)> = kernels
+        .iter()
+        .flat_map(|k| k["passes"].as_array().unwrap().iter())
+        .flat_map(|p| {
+            p["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (p["pass"].as_str().unwrap().to_string(), r["rule"].as_str().unwrap().to_string()))
+        })
+        .collect();
+    assert!(fired.iter().all(|(_, r)| r.starts_with("src/") && r.contains(".rs:")), "{fired:?}");
+    assert!(fired.iter().any(|(p, r)| p.ends_with("simplify") && r.starts_with("src/uop/symbolic")), "{fired:?}");
     let launches = log["launches"].as_array().unwrap();
     assert!(launches.len() >= kernels.len(), "every compiled kernel ran");
     for l in launches {

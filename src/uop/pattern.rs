@@ -306,10 +306,18 @@ impl std::ops::Neg for UPat {
 
 type RuleFn<C> = Box<dyn Fn(&mut C, &Bindings<'_>) -> Option<UOp> + Send + Sync>;
 
+/// One rule: its pattern, its function, and where in the source it was written (its name in
+/// VIZ's log: `src/uop/symbolic.rs:120`).
+pub struct Rule<C> {
+    pat: UPat,
+    f: RuleFn<C>,
+    at: &'static std::panic::Location<'static>,
+}
+
 /// A table of rules `pattern -> Option<UOp>`, indexed by op. Rules are tried in table order;
 /// the first that matches and returns a different node wins.
 pub struct PatternMatcher<C = ()> {
-    rules: Vec<(UPat, RuleFn<C>)>,
+    rules: Vec<Rule<C>>,
     /// For each op some rule names: the indices of the rules that can match it (including the
     /// op-wildcard rules), in table order.
     by_op: FxHashMap<Ops, Vec<u32>>,
@@ -318,20 +326,19 @@ pub struct PatternMatcher<C = ()> {
 }
 
 /// A rule without context.
-pub fn rule<C>(pat: UPat, f: impl Fn(&Bindings) -> Option<UOp> + Send + Sync + 'static) -> (UPat, RuleFn<C>) {
-    (pat, Box::new(move |_c: &mut C, b: &Bindings| f(b)))
+#[track_caller]
+pub fn rule<C>(pat: UPat, f: impl Fn(&Bindings) -> Option<UOp> + Send + Sync + 'static) -> Rule<C> {
+    Rule { pat, f: Box::new(move |_c: &mut C, b: &Bindings| f(b)), at: std::panic::Location::caller() }
 }
 
 /// A rule that also sees a mutable context.
-pub fn rule_ctx<C>(
-    pat: UPat,
-    f: impl Fn(&mut C, &Bindings) -> Option<UOp> + Send + Sync + 'static,
-) -> (UPat, RuleFn<C>) {
-    (pat, Box::new(f))
+#[track_caller]
+pub fn rule_ctx<C>(pat: UPat, f: impl Fn(&mut C, &Bindings) -> Option<UOp> + Send + Sync + 'static) -> Rule<C> {
+    Rule { pat, f: Box::new(f), at: std::panic::Location::caller() }
 }
 
 impl<C> PatternMatcher<C> {
-    pub fn new(rules: Vec<(UPat, RuleFn<C>)>) -> Self {
+    pub fn new(rules: Vec<Rule<C>>) -> Self {
         let mut pm = PatternMatcher { rules, by_op: FxHashMap::default(), wildcard: Vec::new() };
         pm.index();
         pm
@@ -340,9 +347,9 @@ impl<C> PatternMatcher<C> {
     fn index(&mut self) {
         self.by_op.clear();
         self.wildcard.clear();
-        for (i, (pat, _)) in self.rules.iter().enumerate() {
+        for (i, rule) in self.rules.iter().enumerate() {
             let i = i as u32;
-            match &pat.ops {
+            match &rule.pat.ops {
                 None => {
                     self.wildcard.push(i);
                     // Wildcard rules apply to ops that other rules name too, in table order.
@@ -380,7 +387,7 @@ impl<C> PatternMatcher<C> {
         let mut b = Bindings { items: Vec::new() };
         let mut out = None;
         for &i in list {
-            let (pat, f) = &self.rules[i as usize];
+            let Rule { pat, f, at } = &self.rules[i as usize];
             b.items.clear();
             let hit = pat.match_k(node, &mut b, &mut |b| match f(ctx, b) {
                 Some(n) if n != *node => {
@@ -390,6 +397,9 @@ impl<C> PatternMatcher<C> {
                 _ => false,
             });
             if hit {
+                if crate::compiler_log::enabled() {
+                    crate::compiler_log::rule_fired(at.file(), at.line());
+                }
                 return out;
             }
         }
