@@ -38,9 +38,10 @@ pub const FLAGS: &[Flag] = &[
     Flag {
         name: "VIZ",
         default: "",
-        doc: "json: log the compiler (each kernel's AST, its form after every named pass with the rewrite rules that fired, opts, linear program, source; every launch with its time) and write it as JSON to `VIZ_OUT` after every realize",
+        doc: "1: log the compiler (each kernel's AST, its form after every named pass with the rewrite rules that fired, opts, linear program, source; every launch with its time) and serve it as a web page on 127.0.0.1:`VIZ_PORT` when the program exits; json: write the log as JSON to `VIZ_OUT` after every realize instead",
     },
     Flag { name: "VIZ_OUT", default: "ferrograd-viz.json", doc: "where `VIZ=json` writes its log" },
+    Flag { name: "VIZ_PORT", default: "8471", doc: "the port of `VIZ=1`'s page on 127.0.0.1 (0: any free port)" },
     Flag {
         name: "CC",
         default: "",

@@ -25,6 +25,7 @@ pub mod runtime;
 pub mod schedule;
 pub mod tensor;
 pub mod uop;
+pub mod viz;
 
 pub use device::Device;
 pub use error::{Error, Result};

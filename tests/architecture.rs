@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// The stages, lowest first. A file's stage is its top folder under `src/` (or its name for a
 /// file directly in `src/`).
 const STAGES: &[&[&str]] = &[
-    &["helpers", "error", "flags", "compiler_log"],
+    &["helpers", "error", "flags", "compiler_log", "viz"],
     &["uop"],
     &["renderer"],
     &["runtime"],
@@ -245,6 +245,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "uop::pattern",
     "uop::print",
     "uop::symbolic",
+    "viz",
 ];
 
 #[test]

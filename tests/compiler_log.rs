@@ -54,3 +54,35 @@ fn the_log_holds_every_kernel_its_passes_and_launches() {
     let realizes: std::collections::BTreeSet<u64> = launches.iter().map(|l| l["realize"].as_u64().unwrap()).collect();
     assert!(!realizes.is_empty());
 }
+
+/// A raw HTTP GET on the VIZ server.
+fn get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    (head.to_string(), body.to_string())
+}
+
+/// The page and the log are served on loopback; a port in use is an error that says what to do.
+#[test]
+fn the_page_is_served_on_loopback() {
+    let addr = ferrograd::viz::start(0).unwrap();
+    assert!(addr.ip().is_loopback(), "{addr}");
+    let (head, page) = get(addr, "/");
+    assert!(head.starts_with("HTTP/1.1 200") && head.contains("text/html"), "{head}");
+    assert!(
+        page.contains("fetch(\"/data.json\")") && !page.contains("http://") && !page.contains("https://"),
+        "no network"
+    );
+    let (head, json) = get(addr, "/data.json");
+    assert!(head.contains("application/json"), "{head}");
+    let log: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(log["kernels"].is_array() && log["launches"].is_array());
+    let (head, _) = get(addr, "/elsewhere");
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    let err = ferrograd::viz::start(addr.port()).unwrap_err().to_string();
+    assert!(err.contains("in use") && err.contains("VIZ_PORT"), "{err}");
+}

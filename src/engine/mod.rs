@@ -162,7 +162,10 @@ pub(crate) fn realize_lock() -> std::sync::MutexGuard<'static, ()> {
 /// Realizes `outs`, returning the buffer of each.
 pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
     let _lock = realize_lock();
-    crate::compiler_log::realize_started();
+    if crate::compiler_log::enabled() {
+        crate::compiler_log::realize_started();
+        crate::viz::serve_at_exit();
+    }
     let sched = create_schedule(outs);
     let nkernels = sched.items.iter().filter(|i| i.kind == ItemKind::Kernel).count();
     if debug_level() >= 1 && !sched.items.is_empty() {
