@@ -141,3 +141,29 @@ fn a_linear_into_few_classes_takes_its_reduce_as_the_vector_axis() {
         }
     }
 }
+
+#[test]
+fn small_integers_load_and_convert_to_f32_as_vectors() {
+    // An image's u8 pixels (and i8, i16, u16 values) are loaded a vector at a time and converted
+    // with one vector cast, exactly.
+    let dev = get_device("CPU").unwrap();
+    for (dt, lo, hi) in [
+        (ferrograd::DType::U8, 0, 256),
+        (ferrograd::DType::I8, -128, 128),
+        (ferrograd::DType::I16, -30000, 30000),
+        (ferrograd::DType::U16, 0, 65536),
+    ] {
+        let x = Tensor::randint([8, 64], lo, hi).cast(dt).realize().unwrap();
+        let y = x.cast(ferrograd::DType::F32) * 3.0 + 0.5;
+        if dev.renderer().target().simd_bytes >= 16 {
+            let spec = get_program(&kernels(&y)[0].ast, dev.renderer(), None);
+            assert!(spec.src.contains("__builtin_convertvector"), "{dt:?}: {} has no vector cast", spec.opts);
+        }
+        let ints = x.cast(ferrograd::DType::I32).to_vec::<i32>().unwrap();
+        let got = y.to_vec::<f32>().unwrap();
+        for (g, i) in got.iter().zip(&ints) {
+            assert_eq!(*g, *i as f32 * 3.0 + 0.5, "{dt:?}: {i}");
+        }
+        assert!(ints.iter().any(|&i| i != ints[0]), "{dt:?}: the values vary");
+    }
+}

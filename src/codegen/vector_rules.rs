@@ -16,16 +16,24 @@ pub fn is_half(dt: DType) -> bool {
     matches!(dt.scalar, Scalar::F16 | Scalar::BF16)
 }
 
-/// Element types vector loads and stores move: the arithmetic ones and 16-bit floats (a
-/// vector of those converts to and from an f32 vector with one vector CAST).
+/// Integers of one or two bytes: f32 holds every value exactly.
+fn is_small_int(dt: DType) -> bool {
+    matches!(dt.scalar, Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16)
+}
+
+/// Element types vector loads and stores move: the arithmetic ones, 16-bit floats and small
+/// integers (a vector of those converts to an f32 vector with one vector CAST).
 pub fn vector_memory_element(dt: DType) -> bool {
-    vector_element(dt) || is_half(dt)
+    vector_element(dt) || is_half(dt) || is_small_int(dt)
 }
 
 /// A CAST with a vector form: between 16-bit floats and f32 (the weights of a model kept in
-/// bf16 convert as they are loaded).
+/// bf16 convert as they are loaded), and from small integers to f32 (an image's u8 pixels,
+/// exactly).
 pub fn vector_cast(from: DType, to: DType) -> bool {
-    (is_half(from) && to.scalar == Scalar::F32) || (from.scalar == Scalar::F32 && is_half(to))
+    (is_half(from) && to.scalar == Scalar::F32)
+        || (from.scalar == Scalar::F32 && is_half(to))
+        || (is_small_int(from) && to.scalar == Scalar::F32)
 }
 
 /// The lanes one vector of the kernel's widest float holds (16-bit floats count as the f32

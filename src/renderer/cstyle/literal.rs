@@ -68,7 +68,11 @@ pub(super) fn unparenthesized_literal(
 /// the 16-bit float types.
 pub(super) fn c_cast(x: &str, from: DType, to: DType, d: &CDialect) -> String {
     if to.count > 1 {
-        // Vectors cast only between 16-bit floats and f32 (`vector.rs` defines the helpers).
+        // Vectors cast between 16-bit floats and f32 (`vector.rs` defines the helpers) and from
+        // small integers to f32 (exact, lane by lane).
+        if from.is_int() && to.scalar == Scalar::F32 {
+            return format!("__builtin_convertvector({x}, {})", super::vector::vector_name(to, d.type_name));
+        }
         let name = match (from.scalar, to.scalar) {
             (Scalar::BF16, Scalar::F32) => "bf2f",
             (Scalar::F16, Scalar::F32) => "h2f",
