@@ -2,6 +2,7 @@
 
 pub mod cstyle;
 pub(crate) mod program;
+pub mod wgsl;
 
 pub use program::ProgramSpec;
 

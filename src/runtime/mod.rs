@@ -19,6 +19,8 @@ pub mod null;
 pub mod opencl;
 pub(crate) mod registry;
 pub(crate) mod threadpool;
+#[cfg(feature = "webgpu")]
+pub mod webgpu;
 
 pub use buffer::{buffer_of, Buffer};
 pub use registry::{default_device_name, get_device};

@@ -49,6 +49,13 @@ pub const DEVICES: &[DeviceKind] = &[
         numbered: true,
         open: with_feature!("opencl", super::opencl::open),
     },
+    DeviceKind {
+        name: "WEBGPU",
+        default_candidate: false,
+        feature: Some("webgpu"),
+        numbered: false,
+        open: with_feature!("webgpu", super::webgpu::open),
+    },
     DeviceKind { name: "CPU", default_candidate: true, feature: None, numbered: false, open: Some(super::cpu::open) },
     DeviceKind {
         name: "INTERP",

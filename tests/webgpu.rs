@@ -1,0 +1,83 @@
+//! The WebGPU device (`--features webgpu`): what is particular to WGSL and wgpu, against plain
+//! Rust — 8/16-bit and bool elements packed into 32-bit words and written by neighbouring work
+//! items at once, more work groups than one dispatch dimension holds, symbolic variables, clear
+//! errors. The op suites run on it too (`DEV=WEBGPU`, `scripts/device_suite.py`). CI runs these
+//! on Mesa's lavapipe; without an adapter every test prints why and passes.
+#![cfg(feature = "webgpu")]
+
+use ferrograd::runtime::get_device;
+use ferrograd::tensor::with_default_device;
+use ferrograd::{DType, Tensor, Variable};
+
+/// Runs `f` with WEBGPU as the default device, or prints why there is none.
+fn on_webgpu(f: impl FnOnce()) {
+    match get_device("WEBGPU") {
+        Ok(_) => with_default_device("WEBGPU", f),
+        Err(e) => eprintln!("skipping: no WebGPU adapter ({e})"),
+    }
+}
+
+#[test]
+fn packed_bytes_written_by_neighbouring_items_are_all_kept() {
+    on_webgpu(|| {
+        // 4 u8 / 2 i16 / 4 bool elements share a word; each is stored by another work item.
+        let n = 1003;
+        let x: Vec<f32> = (0..n).map(|i| (i as f32) * 0.37 - 150.0).collect();
+        let t = Tensor::from_vec(x.clone(), [n]);
+        let u8s = (&t + 150.0).cast(DType::U8).to_vec::<u8>().unwrap();
+        let i16s = (&t * 100.0).cast(DType::I16).to_vec::<i16>().unwrap();
+        let bools = t.lt(0.0).to_vec::<bool>().unwrap();
+        for i in 0..n {
+            assert_eq!(u8s[i], (x[i] + 150.0) as u8, "u8 {i}");
+            assert_eq!(i16s[i], (x[i] * 100.0) as i16, "i16 {i}");
+            assert_eq!(bools[i], x[i] < 0.0, "bool {i}");
+        }
+        // Read back through a kernel: packed loads, sign extension of i8.
+        let back = Tensor::from_vec((0..n).map(|i| (i % 256) as u8).collect::<Vec<u8>>(), [n]);
+        let signed = back.bitcast(DType::I8).cast(DType::I32).to_vec::<i32>().unwrap();
+        for (i, v) in signed.iter().enumerate() {
+            assert_eq!(*v, (i % 256) as u8 as i8 as i32, "i8 {i}");
+        }
+    });
+}
+
+#[test]
+fn more_work_groups_than_one_dispatch_dimension_holds() {
+    on_webgpu(|| {
+        // 2^24 + 5 elements: over 65,535 groups of 256, so groups are dispatched over x and y.
+        let n = (1usize << 24) + 5;
+        let out = (Tensor::arange(n).cast(DType::F32) * 2.0).to_vec::<f32>().unwrap();
+        assert_eq!(out.len(), n);
+        for i in [0, 1, 65_535 * 256 - 1, 65_535 * 256, n - 1] {
+            assert_eq!(out[i], (i as f32) * 2.0, "element {i}");
+        }
+    });
+}
+
+#[test]
+fn one_pipeline_serves_every_value_of_a_variable() {
+    on_webgpu(|| {
+        let (n, k, len) = (12usize, 5usize, 3usize);
+        let data: Vec<f32> = (0..n * k).map(|i| (i as f32).sin()).collect();
+        let x = Tensor::from_vec(data.clone(), [n, k]).realize().unwrap();
+        let pos = Variable::new("pos", 0, (n - len) as i64);
+        for p in [0usize, 4, 9] {
+            let got = x.narrow(0, pos.bind(p as i64), len).sum_axis(0).to_vec::<f32>().unwrap();
+            for j in 0..k {
+                let want: f32 = (p..p + len).map(|r| data[r * k + j]).sum();
+                assert!((got[j] - want).abs() < 1e-5, "pos {p} column {j}: {} vs {want}", got[j]);
+            }
+        }
+    });
+}
+
+#[test]
+fn wgsl_source_and_kernel_errors_name_the_kernel() {
+    on_webgpu(|| {
+        let dev = get_device("WEBGPU").unwrap();
+        assert!(dev.renderer().target().has_local);
+        // A buffer past the largest binding is an out-of-memory error, not a wgpu panic.
+        let err = dev.alloc(1 << 40).err().expect("a 1 TiB buffer");
+        assert!(err.to_string().contains("WEBGPU"), "{err}");
+    });
+}
