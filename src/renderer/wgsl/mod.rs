@@ -36,7 +36,7 @@ impl Renderer for WgslRenderer {
 
 /// Why a kernel cannot be rendered for WGSL on a device without the named extensions, or
 /// `None`: the first op whose dtype needs `i64`/`u64` (without `int64`) or `f64` (without
-/// `f64`), or that has no WGSL form (vectors).
+/// `f64`), that is an f64 transcendental (32-bit only in SPIR-V), or has no WGSL form (vectors).
 pub fn unsupported(uops: &[UOp], int64: bool, f64: bool) -> Option<String> {
     for u in uops {
         let dt = u.dtype();
@@ -49,6 +49,10 @@ pub fn unsupported(uops: &[UOp], int64: bool, f64: bool) -> Option<String> {
                 "{:?} of dtype {scalar:?}: this adapter lacks 64-bit integers (wgpu's SHADER_INT64)",
                 u.op()
             ));
+        }
+        if scalar == Scalar::F64 && matches!(u.op(), Ops::EXP2 | Ops::LOG2 | Ops::SIN) {
+            // SPIR-V's GLSL.std.450 transcendentals are 32-bit only: drivers give garbage.
+            return Some(format!("{:?} of dtype f64: Vulkan's transcendental functions are 32-bit only", u.op()));
         }
         if scalar == Scalar::F64 && !f64 {
             return Some(format!("{:?} of dtype f64: this adapter lacks f64 (wgpu's SHADER_F64)", u.op()));
