@@ -1,5 +1,6 @@
 //! Renderers: linear program UOps → source text in a dialect (C, OpenCL C, CUDA C, ...).
 
+mod block_text;
 pub mod cstyle;
 pub(crate) mod program;
 pub mod wgsl;

@@ -4,6 +4,7 @@ use super::c::c_type;
 use super::dialect::CDialect;
 use super::literal::{c_cast, literal};
 use super::vector::{vector_name, vector_typedef};
+use crate::renderer::block_text::BlockText;
 use crate::renderer::{Renderer, Target};
 use crate::uop::{Arg, AxisType, ConstValue, DType, FxHashMap, Ops, Scalar, SpecialKind, UOp};
 use std::fmt::Write;
@@ -48,18 +49,11 @@ impl Renderer for CStyleRenderer {
 struct Render<'a> {
     d: &'a CDialect,
     uops: &'a [UOp],
-    names: FxHashMap<UOp, String>,
+    text: BlockText,
     uses: FxHashMap<UOp, usize>,
-    body: String,
-    depth: usize,
     counters: FxHashMap<&'static str, usize>,
     /// Vector types used (element dtype, lanes), for their typedefs.
     vectors: Vec<DType>,
-    /// Per open block (loop or `if`): the names bound inside it and what they replaced. A
-    /// value the linearizer emits a second time inside a block (an accumulator's initial
-    /// vector) gets its own variable there; when the block closes, the outer name is back, so
-    /// no later line names a variable declared in a closed block.
-    scopes: Vec<Vec<(UOp, Option<String>)>>,
     /// Nesting depth of each inlined expression (named values are 0).
     inline_depth: FxHashMap<UOp, usize>,
 }
@@ -81,13 +75,10 @@ impl<'a> Render<'a> {
         Render {
             d,
             uops,
-            names: FxHashMap::default(),
+            text: BlockText::new(),
             uses,
-            body: String::new(),
-            depth: 1,
             counters: FxHashMap::default(),
             vectors: Vec::new(),
-            scopes: vec![Vec::new()],
             inline_depth: FxHashMap::default(),
         }
     }
@@ -113,26 +104,16 @@ impl<'a> Render<'a> {
         literal(v, dt, self.d.type_name, self.d.int64_suffixes)
     }
 
-    /// Names the value `u` from here to the end of the current block.
     fn bind(&mut self, u: &UOp, name: String) {
-        let old = self.names.insert(u.clone(), name);
-        self.scopes.last_mut().expect("the kernel's own block").push((u.clone(), old));
+        self.text.bind(u, name);
     }
 
     fn open_block(&mut self) {
-        self.depth += 1;
-        self.scopes.push(Vec::new());
+        self.text.open_block();
     }
 
     fn close_block(&mut self) {
-        self.depth -= 1;
-        for (u, old) in self.scopes.pop().expect("END without an open block").into_iter().rev() {
-            match old {
-                Some(name) => self.names.insert(u, name),
-                None => self.names.remove(&u),
-            };
-        }
-        self.line("}");
+        self.text.close_block();
     }
 
     fn fresh(&mut self, prefix: &'static str) -> String {
@@ -142,18 +123,11 @@ impl<'a> Render<'a> {
     }
 
     fn line(&mut self, s: &str) {
-        for _ in 0..self.depth {
-            self.body.push_str("  ");
-        }
-        self.body.push_str(s);
-        self.body.push('\n');
+        self.text.line(s);
     }
 
     fn n(&self, u: &UOp) -> &str {
-        self.names
-            .get(u)
-            .map(String::as_str)
-            .unwrap_or_else(|| panic!("render: {:?} used before it is defined", u.op()))
+        self.text.name(u)
     }
 
     /// The expression text of an ALU/cast node from its sources' names.
@@ -469,7 +443,7 @@ impl<'a> Render<'a> {
             sig.push("int core_id".into());
         }
         let _ = writeln!(out, "{}void {inner}({}) {{", self.d.kernel_prefix, sig.join(", "));
-        out.push_str(&self.body);
+        out.push_str(&self.text.body);
         out.push_str("}\n");
         if self.d.cpu_entry {
             // Same order as the parameters: buffers by index, then variables in order.

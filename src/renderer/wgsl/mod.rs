@@ -15,6 +15,7 @@ mod types;
 
 pub use types::{packed_per_word, wgsl_type};
 
+use crate::renderer::block_text::BlockText;
 use crate::renderer::{Renderer, Target};
 use crate::uop::{Arg, ConstValue, DType, FxHashMap, Ops, Scalar, SpecialKind, UOp};
 use std::fmt::Write;
@@ -73,18 +74,15 @@ fn text_copies(u: &UOp, i: usize) -> usize {
 
 struct Walk<'a> {
     uops: &'a [UOp],
-    names: FxHashMap<UOp, String>,
+    text: BlockText,
     uses: FxHashMap<UOp, usize>,
     /// For an INDEX into packed 8/16-bit memory: (buffer name, element index text, dtype).
     packed: FxHashMap<UOp, (String, String, DType)>,
     /// Buffers declared `array<atomic<u32>>` (packed and written by this kernel).
     atomic: Vec<UOp>,
-    body: String,
     /// Module-scope declarations (buffers, work-group arrays).
     module: String,
-    depth: usize,
     counter: usize,
-    scopes: Vec<Vec<(UOp, Option<String>)>>,
     inline_depth: FxHashMap<UOp, usize>,
 }
 
@@ -107,38 +105,18 @@ impl<'a> Walk<'a> {
             .collect();
         Walk {
             uops,
-            names: FxHashMap::default(),
+            text: BlockText::new(),
             uses,
             packed: FxHashMap::default(),
             atomic,
-            body: String::new(),
             module: String::new(),
-            depth: 1,
             counter: 0,
-            scopes: vec![Vec::new()],
             inline_depth: FxHashMap::default(),
         }
     }
 
     fn bind(&mut self, u: &UOp, name: String) {
-        let old = self.names.insert(u.clone(), name);
-        self.scopes.last_mut().expect("the kernel's own block").push((u.clone(), old));
-    }
-
-    fn open_block(&mut self) {
-        self.depth += 1;
-        self.scopes.push(Vec::new());
-    }
-
-    fn close_block(&mut self) {
-        self.depth -= 1;
-        for (u, old) in self.scopes.pop().expect("END without an open block").into_iter().rev() {
-            match old {
-                Some(name) => self.names.insert(u, name),
-                None => self.names.remove(&u),
-            };
-        }
-        self.line("}");
+        self.text.bind(u, name);
     }
 
     fn fresh(&mut self, prefix: &str) -> String {
@@ -147,18 +125,11 @@ impl<'a> Walk<'a> {
     }
 
     fn line(&mut self, s: &str) {
-        for _ in 0..self.depth {
-            self.body.push_str("  ");
-        }
-        self.body.push_str(s);
-        self.body.push('\n');
+        self.text.line(s);
     }
 
     fn n(&self, u: &UOp) -> &str {
-        self.names
-            .get(u)
-            .map(String::as_str)
-            .unwrap_or_else(|| panic!("WGSL renderer: {:?} used before it is defined", u.op()))
+        self.text.name(u)
     }
 
     fn zero(dt: DType) -> String {
@@ -345,14 +316,14 @@ impl<'a> Walk<'a> {
                     let end = self.n(&u.src()[0]).to_owned();
                     let t = wgsl_type(u.dtype());
                     self.line(&format!("for (var {nm}: {t} = {}; {nm} < {end}; {nm}++) {{", Self::zero(u.dtype())));
-                    self.open_block();
+                    self.text.open_block();
                     self.bind(u, nm);
                 }
-                Ops::END | Ops::ENDIF => self.close_block(),
+                Ops::END | Ops::ENDIF => self.text.close_block(),
                 Ops::IF => {
                     let c = self.n(&u.src()[0]).to_owned();
                     self.line(&format!("if ({c}) {{"));
-                    self.open_block();
+                    self.text.open_block();
                 }
                 Ops::BARRIER => self.line("workgroupBarrier();"),
                 Ops::INDEX => {
@@ -392,7 +363,7 @@ impl<'a> Walk<'a> {
             "@compute @workgroup_size(fg_local)\nfn {name}(@builtin(workgroup_id) wid: vec3<u32>, \
              @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{"
         );
-        out.push_str(&self.body);
+        out.push_str(&self.text.body);
         out.push_str("}\n");
         out
     }
