@@ -237,6 +237,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "runtime::cc",
     "runtime::cpu",
     "runtime::cuda",
+    "runtime::hip",
     "runtime::null",
     "runtime::opencl",
     "runtime::webgpu",

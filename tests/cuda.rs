@@ -3,7 +3,7 @@
 //! interpreter (the oracle), out-of-memory must be an error, and launches must report a time.
 #![cfg(feature = "cuda")]
 
-mod cuda_common;
+mod gpu_cases;
 
 use ferrograd::codegen::get_program;
 use ferrograd::runtime::cuda::{cuda_renderer, driver_available, nvrtc_available};
@@ -161,13 +161,13 @@ fn cuda_matches_the_interpreter() {
     if cuda().is_none() {
         return;
     }
-    cuda_common::compare_devices("CUDA", "INTERP");
+    gpu_cases::compare_devices("CUDA", "INTERP");
 }
 
 /// The comparison harness itself, on devices every machine has (so it is checked in CI).
 #[test]
 fn cpu_matches_the_interpreter_on_the_cuda_cases() {
-    cuda_common::compare_devices("CPU", "INTERP");
+    gpu_cases::compare_devices("CPU", "INTERP");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! `nvidia-cuda-nvrtc-cu12` wheel (see scripts/nvrtc_check.sh). `SHOW_CUDA=1` prints each source.
 #![cfg(feature = "cuda")]
 
-mod cuda_common;
+mod gpu_cases;
 
 use ferrograd::codegen::get_program;
 use ferrograd::runtime::cuda::{cuda_renderer, nvrtc_available, nvrtc_compile, nvrtc_version};
@@ -31,7 +31,7 @@ fn nvrtc_compiles_every_generated_kernel() {
     let renderer = cuda_renderer("CUDA");
     let mut seen: HashSet<String> = HashSet::new();
     let (mut kernels, mut specials, mut grouped) = (0, 0, 0);
-    for case in cuda_common::cases() {
+    for case in gpu_cases::cases() {
         // The graphs are built and scheduled on the CPU; only the rendering targets CUDA.
         let items = with_default_device("CPU", || {
             let outs = (case.build)();

@@ -56,7 +56,7 @@ pub trait Backend: Send + Sync + 'static {
 }
 
 /// The `N` of a device name `KIND:N` (0 without one), for devices that have several.
-#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda", feature = "hip")), allow(dead_code))]
 pub fn device_index(name: &str) -> Result<usize> {
     match name.split_once(':') {
         None => Ok(0),

@@ -59,7 +59,7 @@ impl DiskCache {
     }
 
     /// Reads the entry for `key` if it exists and `valid` accepts it (else removes it).
-    #[cfg(feature = "cuda")]
+    #[cfg(any(feature = "cuda", feature = "hip"))]
     pub fn read(&self, key: &str, valid: impl Fn(&[u8]) -> bool) -> Option<Vec<u8>> {
         let path = self.lookup(key, valid)?;
         std::fs::read(path).ok()
@@ -84,7 +84,7 @@ impl DiskCache {
     }
 
     /// Stores `bytes` as the entry for `key` (written to a temporary file, then renamed).
-    #[cfg(feature = "cuda")]
+    #[cfg(any(feature = "cuda", feature = "hip"))]
     pub fn store_bytes(&self, key: &str, bytes: &[u8]) {
         let result = self.temp_path(key).and_then(|tmp| {
             std::fs::write(&tmp, bytes)?;

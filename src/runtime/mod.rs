@@ -14,6 +14,10 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub(crate) mod disk_cache;
+#[cfg(any(feature = "cuda", feature = "hip"))]
+pub(crate) mod gpu_launch;
+#[cfg(feature = "hip")]
+pub mod hip;
 pub mod null;
 #[cfg(feature = "opencl")]
 pub mod opencl;

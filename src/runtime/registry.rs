@@ -43,6 +43,13 @@ pub const DEVICES: &[DeviceKind] = &[
         open: with_feature!("cuda", super::cuda::open),
     },
     DeviceKind {
+        name: "AMD",
+        default_candidate: true,
+        feature: Some("hip"),
+        numbered: true,
+        open: with_feature!("hip", super::hip::open),
+    },
+    DeviceKind {
         name: "CL",
         default_candidate: true,
         feature: Some("opencl"),

@@ -5,7 +5,7 @@ use super::nvrtc::{
     cuda_target, driver_available, gpu_arch, nvrtc_available, nvrtc_compile, nvrtc_version, panic_text, NO_DRIVER,
     NO_NVRTC, NVRTC_OPTIONS,
 };
-use super::program::{CudaProgram, Limits};
+use super::program::CudaProgram;
 use crate::error::{Error, Result};
 use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{cuda_dialect, CStyleRenderer};
@@ -14,6 +14,7 @@ use crate::renderer::Renderer;
 use crate::runtime::backend::{Backend, DeviceMemory, Program};
 use crate::runtime::compile_cache::{CompileCache, Todo};
 use crate::runtime::disk_cache::DiskCache;
+use crate::runtime::gpu_launch::Limits;
 use cudarc::driver::{result as drv, sys, CudaContext, CudaFunction};
 use cudarc::nvrtc::Ptx;
 use std::panic::catch_unwind;

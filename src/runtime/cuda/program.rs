@@ -4,18 +4,10 @@ use super::memory::CudaMemory;
 use crate::error::{Error, Result};
 use crate::renderer::ProgramSpec;
 use crate::runtime::backend::{DeviceMemory, Program};
-use crate::uop::Ops;
+use crate::runtime::gpu_launch::{grid_and_block, value_slots, var_bytes, Limits};
 use cudarc::driver::{result as drv, sys, CudaContext, CudaFunction};
 use std::ffi::c_void;
 use std::sync::Arc;
-
-/// Device limits that decide whether a launch geometry is valid.
-#[derive(Clone, Copy)]
-pub(super) struct Limits {
-    pub(super) block: [u32; 3],
-    pub(super) block_total: u32,
-    pub(super) grid: [u32; 3],
-}
 
 /// A loaded kernel with its launch geometry.
 pub struct CudaProgram {
@@ -58,26 +50,7 @@ impl CudaProgram {
         spec: &ProgramSpec,
         func: Arc<CudaFunction>,
     ) -> Result<CudaProgram> {
-        let global = spec.global_size;
-        let local = spec.local_size.unwrap_or([1, 1, 1]);
-        let fail = |message: String| Error::Launch { device: device.to_string(), kernel: spec.name.clone(), message };
-        let mut grid = [0u32; 3];
-        let mut block = [0u32; 3];
-        for d in 0..3 {
-            let (g, l) = (global[d], local[d].max(1));
-            if g % l != 0 {
-                return Err(fail(format!("global size {global:?} is not a multiple of local size {local:?}")));
-            }
-            if l > limits.block[d] as usize || g / l > limits.grid[d] as usize {
-                return Err(fail(format!("launch {global:?}/{local:?} exceeds the device limits")));
-            }
-            grid[d] = (g / l) as u32;
-            block[d] = l as u32;
-        }
-        if block.iter().map(|&b| b as u64).product::<u64>() > limits.block_total as u64 {
-            return Err(fail(format!("local size {local:?} exceeds {} threads per block", limits.block_total)));
-        }
-        let var_bytes = spec.uops.iter().filter(|u| u.op() == Ops::DEFINE_VAR).map(|u| u.dtype().itemsize()).collect();
+        let (grid, block) = grid_and_block(device, spec, limits)?;
         Ok(CudaProgram {
             device: device.to_string(),
             name: spec.name.clone(),
@@ -86,7 +59,7 @@ impl CudaProgram {
             grid,
             block,
             buffer_params: spec.buffer_params(),
-            var_bytes,
+            var_bytes: var_bytes(spec),
         })
     }
 
@@ -111,21 +84,7 @@ impl Program for CudaProgram {
         }
         let ptrs: Vec<sys::CUdeviceptr> =
             self.buffer_params.iter().map(|&k| bufs[k].downcast::<CudaMemory>().ptr).collect();
-        // Each value in an 8-byte slot; the kernel reads its parameter's size from the front.
-        let slots: Vec<[u8; 8]> = vals
-            .iter()
-            .zip(&self.var_bytes)
-            .map(|(&v, &n)| {
-                let mut slot = [0u8; 8];
-                match n {
-                    1 => slot[..1].copy_from_slice(&(v as i8).to_ne_bytes()),
-                    2 => slot[..2].copy_from_slice(&(v as i16).to_ne_bytes()),
-                    4 => slot[..4].copy_from_slice(&(v as i32).to_ne_bytes()),
-                    _ => slot.copy_from_slice(&v.to_ne_bytes()),
-                }
-                slot
-            })
-            .collect();
+        let slots = value_slots(vals, &self.var_bytes);
         let mut params: Vec<*mut c_void> = ptrs
             .iter()
             .map(|p| p as *const sys::CUdeviceptr as *mut c_void)

@@ -1,4 +1,4 @@
-//! Graphs shared by the CUDA tests: a representative set of kernels (elementwise, reduce,
+//! Graphs shared by the GPU code generation tests (CUDA, AMD): a representative set of kernels (elementwise, reduce,
 //! matmul, conv and pooling, softmax, 16-bit floats, integers, random numbers, gathers, and a
 //! training step of a small net with Adam). Each case builds its tensors on the current default
 //! device (see `with_default_device`) from fixed data, so two devices see identical inputs.
