@@ -238,6 +238,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "runtime::cpu",
     "runtime::cuda",
     "runtime::hip",
+    "runtime::metal",
     "runtime::null",
     "runtime::opencl",
     "runtime::webgpu",

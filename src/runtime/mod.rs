@@ -3,6 +3,8 @@
 pub(crate) mod backend;
 pub(crate) mod interp;
 pub(crate) mod memory;
+#[cfg(all(feature = "metal", target_os = "macos"))]
+pub mod metal;
 
 pub use backend::{Backend, DeviceMemory, Program};
 pub use interp::{InterpDevice, InterpProgram, InterpRenderer};
@@ -14,7 +16,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub(crate) mod disk_cache;
-#[cfg(any(feature = "cuda", feature = "hip"))]
+#[cfg(any(feature = "cuda", feature = "hip", all(feature = "metal", target_os = "macos")))]
 pub(crate) mod gpu_launch;
 #[cfg(feature = "hip")]
 pub mod hip;

@@ -63,6 +63,19 @@ pub const DEVICES: &[DeviceKind] = &[
         numbered: false,
         open: with_feature!("webgpu", super::webgpu::open),
     },
+    DeviceKind {
+        name: "METAL",
+        default_candidate: true,
+        feature: Some("metal"),
+        numbered: false,
+        open: {
+            #[cfg(all(feature = "metal", target_os = "macos"))]
+            let opener: Option<Opener> = Some(super::metal::open);
+            #[cfg(not(all(feature = "metal", target_os = "macos")))]
+            let opener: Option<Opener> = None;
+            opener
+        },
+    },
     DeviceKind { name: "CPU", default_candidate: true, feature: None, numbered: false, open: Some(super::cpu::open) },
     DeviceKind {
         name: "INTERP",
@@ -113,6 +126,12 @@ fn open(name: &str) -> Result<Arc<dyn Backend>> {
     }
     match (row.open, row.feature) {
         (Some(open), _) => open(name),
+        (None, _) if kind == "METAL" && !cfg!(target_os = "macos") => Err(Error::DeviceUnavailable {
+            device: name.to_string(),
+            reason: "Metal is Apple's GPU interface: METAL runs on macOS only (its kernels can still be seen \
+                     here with renderer::cstyle::metal_renderer)"
+                .into(),
+        }),
         (None, feature) => Err(Error::DeviceUnavailable {
             device: name.to_string(),
             reason: format!(

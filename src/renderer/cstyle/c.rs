@@ -1,6 +1,6 @@
 //! The C dialect (the CPU device): plain C11 with GNU statement expressions and vector types.
 
-use super::dialect::CDialect;
+use super::dialect::{no_param_attribute, plain_var_param, CDialect};
 use crate::uop::{DType, Scalar};
 
 /// The plain C dialect for the CPU device.
@@ -22,6 +22,9 @@ pub fn c_dialect() -> CDialect {
         math_fn: cpu_math_fn,
         float_to_int: sat_helper,
         wrap_signed: false,
+        var_param: plain_var_param,
+        param_attribute: no_param_attribute,
+        builtin_params: &[],
     }
 }
 

@@ -1,7 +1,7 @@
 //! The CUDA C++ dialect (NVRTC).
 
 use super::c::{c_math_fn, c_type, sat_helper};
-use super::dialect::CDialect;
+use super::dialect::{no_param_attribute, plain_var_param, CDialect};
 use crate::uop::SpecialKind;
 
 /// CUDA C++ for NVRTC: `extern "C" __global__` kernels, one thread per global index
@@ -36,6 +36,9 @@ pub fn cuda_dialect() -> CDialect {
         float_to_int: sat_helper,
         // NVRTC has no -fwrapv, and NVVM optimizes on signed overflow being undefined.
         wrap_signed: true,
+        var_param: plain_var_param,
+        param_attribute: no_param_attribute,
+        builtin_params: &[],
     }
 }
 

@@ -37,4 +37,21 @@ pub struct CDialect {
     /// in the unsigned type, so it wraps. C gets wrapping from `-fwrapv`; OpenCL C has no such
     /// option, and its compilers exploit signed overflow being undefined.
     pub wrap_signed: bool,
+    /// A value parameter's declaration from its type and name (`int n`; Metal passes values by
+    /// reference to constant memory: `constant int& n`).
+    pub var_param: fn(ty: &str, name: &str) -> String,
+    /// Text after the parameter at `position` of the signature (Metal's ` [[buffer(k)]]`).
+    pub param_attribute: fn(position: usize) -> String,
+    /// Parameters after the buffers and values (Metal's thread-position builtins).
+    pub builtin_params: &'static [&'static str],
+}
+
+/// `ty name`: a value parameter as C, OpenCL C and CUDA C take it.
+pub fn plain_var_param(ty: &str, name: &str) -> String {
+    format!("{ty} {name}")
+}
+
+/// No attribute after a parameter.
+pub fn no_param_attribute(_: usize) -> String {
+    String::new()
 }

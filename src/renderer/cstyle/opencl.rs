@@ -1,7 +1,7 @@
 //! The OpenCL C 1.2 dialect.
 
 use super::c::c_type;
-use super::dialect::CDialect;
+use super::dialect::{no_param_attribute, plain_var_param, CDialect};
 use crate::uop::{DType, Scalar, SpecialKind};
 
 /// OpenCL C 1.2: `__kernel` entry points with `__global` buffers, one work item per global
@@ -31,6 +31,9 @@ pub fn opencl_dialect() -> CDialect {
         math_fn: |name, _| name.to_string(),
         float_to_int: |x, to| format!("convert_{}_sat_rtz({x})", opencl_type(to)),
         wrap_signed: true,
+        var_param: plain_var_param,
+        param_attribute: no_param_attribute,
+        builtin_params: &[],
     }
 }
 

@@ -256,20 +256,16 @@ impl<'a> Render<'a> {
                     let i = u.arg_int() as usize;
                     let nm = format!("data{i}");
                     let konst = if written.contains(u) { "" } else { "const " };
-                    params.push((
-                        i,
-                        format!(
-                            "{}{konst}{}* {} {nm}",
-                            self.d.buffer_prefix,
-                            (self.d.type_name)(u.dtype()),
-                            self.d.restrict
-                        ),
-                    ));
+                    // (Metal has no no-alias qualifier.)
+                    let restrict =
+                        if self.d.restrict.is_empty() { String::new() } else { format!(" {}", self.d.restrict) };
+                    let ty = (self.d.type_name)(u.dtype());
+                    params.push((i, format!("{}{konst}{ty}*{restrict} {nm}", self.d.buffer_prefix)));
                     self.bind(u, nm);
                 }
                 Ops::DEFINE_VAR => {
                     let Arg::Var(vname, _, _) = u.arg() else { unreachable!() };
-                    params.push((usize::MAX, format!("{} {vname}", (self.d.type_name)(u.dtype()))));
+                    params.push((usize::MAX, (self.d.var_param)((self.d.type_name)(u.dtype()), vname)));
                     self.bind(u, vname.to_string());
                 }
                 Ops::CONST if u.dtype().count > 1 => {
@@ -436,9 +432,10 @@ impl<'a> Render<'a> {
         for dt in &self.vectors {
             out.push_str(&vector_typedef(*dt, self.d.type_name));
         }
-        let sig: Vec<&str> = params.iter().map(|(_, p)| p.as_str()).collect();
+        let mut sig: Vec<String> =
+            params.iter().enumerate().map(|(k, (_, p))| format!("{p}{}", (self.d.param_attribute)(k))).collect();
+        sig.extend(self.d.builtin_params.iter().map(|p| p.to_string()));
         let inner = if self.d.cpu_entry { format!("{name}_body") } else { name.to_string() };
-        let mut sig: Vec<String> = sig.into_iter().map(String::from).collect();
         if self.d.cpu_entry {
             sig.push("int core_id".into());
         }
