@@ -57,6 +57,13 @@ pub const DEVICES: &[DeviceKind] = &[
         open: with_feature!("opencl", super::opencl::open),
     },
     DeviceKind {
+        name: "QCOM",
+        default_candidate: false,
+        feature: Some("opencl"),
+        numbered: true,
+        open: with_feature!("opencl", super::opencl::open_qcom),
+    },
+    DeviceKind {
         name: "WEBGPU",
         default_candidate: false,
         feature: Some("webgpu"),

@@ -53,18 +53,6 @@ pub fn opencl_type(dt: DType) -> &'static str {
     }
 }
 
-/// Doubles are an extension in OpenCL C 1.2: enabled where the device has it (a kernel using
-/// them fails to build elsewhere, with a message naming `double`). Contraction into FMA is off
-/// for the same results as the C device.
-const OPENCL_PRELUDE: &str = concat!(
-    r#"#ifdef cl_khr_fp64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#pragma OPENCL FP_CONTRACT OFF
-#define FG_FN static inline
-#define FG_F2U as_uint
-#define FG_U2F as_float
-#define FG_RINT rint
-"#,
-    half_prelude!()
-);
+/// The OpenCL header (doubles where the device has them, no FMA contraction) and the shared
+/// 16-bit float conversions.
+const OPENCL_PRELUDE: &str = concat!(opencl_header!(), half_prelude!());

@@ -7,8 +7,18 @@
 /// selected): a kernel inlines dozens of these, and branches there cost PoCL seconds of codegen.
 macro_rules! half_prelude {
     () => {
-        r#"/* f16 and bf16 are stored as 16-bit integers and computed in float. */
-FG_FN float __h2f(unsigned short h) {
+        concat!(
+            "/* f16 and bf16 are stored as 16-bit integers and computed in float. */\n",
+            f16_prelude!(),
+            bf16_prelude!()
+        )
+    };
+}
+
+/// `__h2f`/`__f2h`: f16 bits to float and back (round to nearest even), in integer arithmetic.
+macro_rules! f16_prelude {
+    () => {
+        r#"FG_FN float __h2f(unsigned short h) {
   unsigned int s = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   unsigned int sub = s | FG_F2U((float)m * 5.9604644775390625e-8f);
   unsigned int expo = e == 31u ? 0x7f800000u : (e + 112u) << 23;
@@ -26,7 +36,14 @@ FG_FN unsigned short __f2h(float f) {
   r = a > 0x7f800000u ? 0x7e00u : r;
   return (unsigned short)(s | r);
 }
-FG_FN float __bf2f(unsigned short b) { return FG_U2F((unsigned int)b << 16); }
+"#
+    };
+}
+
+/// `__bf2f`/`__f2bf`: bf16 bits to float and back (round to nearest even, NaN kept quiet).
+macro_rules! bf16_prelude {
+    () => {
+        r#"FG_FN float __bf2f(unsigned short b) { return FG_U2F((unsigned int)b << 16); }
 FG_FN unsigned short __f2bf(float f) {
   unsigned int u = FG_F2U(f);
   unsigned int nan = (u >> 16) | 0x40u, rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
@@ -76,6 +93,23 @@ FG_FN float __fg_exp2f(float x) {
   float r = p * FG_U2F((unsigned int)(n1 + 127) << 23) * FG_U2F((unsigned int)(n2 + 127) << 23);
   return x != x ? x : r;
 }
+"#
+    };
+}
+
+/// The start of every OpenCL C prelude (OpenCL, QCOM). Doubles are an extension in OpenCL C 1.2:
+/// enabled where the device has it (a kernel using them fails to build elsewhere, with a message
+/// naming `double`). Contraction into FMA is off for the same results as the C device.
+macro_rules! opencl_header {
+    () => {
+        r#"#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#pragma OPENCL FP_CONTRACT OFF
+#define FG_FN static inline
+#define FG_F2U as_uint
+#define FG_U2F as_float
+#define FG_RINT rint
 "#
     };
 }

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::helpers::{debug_level, stable_hash_hex};
-use crate::renderer::cstyle::{opencl_dialect, CStyleRenderer};
+use crate::renderer::cstyle::{opencl_dialect, qcom_dialect, CDialect, CStyleRenderer};
 use crate::renderer::ProgramSpec;
 use crate::renderer::{Renderer, Target};
 use crate::runtime::backend::{Backend, DeviceMemory, Program};
@@ -43,9 +43,27 @@ fn unavailable(device: &str, what: &str, e: ClError) -> Error {
     Error::DeviceUnavailable { device: device.to_string(), reason }
 }
 
+/// Which OpenCL C a device is given: plain OpenCL C 1.2, or the QCOM (Adreno) dialect.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ClFlavor {
+    OpenCl,
+    Qcom,
+}
+
+impl ClFlavor {
+    fn dialect(self) -> CDialect {
+        match self {
+            ClFlavor::OpenCl => opencl_dialect(),
+            ClFlavor::Qcom => qcom_dialect(),
+        }
+    }
+}
+
 pub struct ClDevice {
     shared: Arc<ClShared>,
     renderer: CStyleRenderer,
+    /// The dialect's prelude, written once when kernels are built together.
+    prelude: &'static str,
     options: String,
     max_alloc: u64,
     cache: CompileCache<BuiltKernel>,
@@ -53,13 +71,24 @@ pub struct ClDevice {
 
 /// Opens `CL` or `CL:N` (the registry's opener).
 pub fn open(name: &str) -> Result<Arc<dyn Backend>> {
-    Ok(Arc::new(ClDevice::open(name, crate::runtime::backend::device_index(name)?)?))
+    Ok(Arc::new(ClDevice::open(name, crate::runtime::backend::device_index(name)?, ClFlavor::OpenCl)?))
 }
 
+/// Opens `QCOM` or `QCOM:N`: OpenCL device N (over all platforms, as `CL:N`) given the QCOM
+/// dialect and Adreno's limits (the registry's opener). It is meant for Qualcomm's driver, and
+/// runs on any OpenCL device, which is how it is tested (on PoCL).
+pub fn open_qcom(name: &str) -> Result<Arc<dyn Backend>> {
+    Ok(Arc::new(ClDevice::open(name, crate::runtime::backend::device_index(name)?, ClFlavor::Qcom)?))
+}
+
+/// Most threads in an Adreno work group (A6xx/A7xx report 1024; a kernel's own limit, from its
+/// registers, can be lower and is checked when it is built).
+const ADRENO_MAX_WORK_GROUP: usize = 1024;
+
 impl ClDevice {
-    /// Opens device `index` (over all platforms). `name` is the canonical device name (`CL`,
-    /// `CL:1`); every failure is `Error::DeviceUnavailable`.
-    pub fn open(name: &str, index: usize) -> Result<ClDevice> {
+    /// Opens device `index` (over all platforms) with the dialect of `flavor`. `name` is the
+    /// canonical device name (`CL`, `CL:1`, `QCOM`); every failure is `Error::DeviceUnavailable`.
+    pub fn open(name: &str, index: usize, flavor: ClFlavor) -> Result<ClDevice> {
         let platforms = get_platforms().map_err(|e| unavailable(name, "listing OpenCL platforms", e))?;
         let mut devices: Vec<(cl_device_id, String)> = Vec::new();
         for p in &platforms {
@@ -100,7 +129,10 @@ impl ClDevice {
             // SPECIAL indices are `int` in the rendered source.
             global_max: [i32::MAX as usize; 3],
             local_max,
-            local_max_total: info.max_work_group_size().unwrap_or(1).max(1),
+            local_max_total: match flavor {
+                ClFlavor::OpenCl => info.max_work_group_size().unwrap_or(1).max(1),
+                ClFlavor::Qcom => info.max_work_group_size().unwrap_or(1).clamp(1, ADRENO_MAX_WORK_GROUP),
+            },
             simd_bytes: 0,
             ..Target::cpu(name)
         };
@@ -124,7 +156,8 @@ impl ClDevice {
         }
         Ok(ClDevice {
             shared: Arc::new(ClShared { name: name.to_string(), device: info, context, queue }),
-            renderer: CStyleRenderer::new(opencl_dialect(), target),
+            renderer: CStyleRenderer::new(flavor.dialect(), target),
+            prelude: flavor.dialect().prelude,
             options,
             max_alloc,
             cache: CompileCache::default(),
@@ -140,7 +173,7 @@ impl ClDevice {
     /// built on its own, so the error names the kernel at fault.
     fn build_group(&self, group: &[Todo]) -> Result<Vec<Arc<BuiltKernel>>> {
         if group.len() > 1 {
-            let prelude = opencl_dialect().prelude;
+            let prelude = self.prelude;
             let mut src = String::from(prelude);
             for (_, spec) in group {
                 src.push_str(spec.src.strip_prefix(prelude).unwrap_or(&spec.src));
@@ -184,6 +217,24 @@ impl ClDevice {
                 Ok(Arc::new(BuiltKernel { kernel: Mutex::new(kernel), _program: program.clone() }))
             })
             .collect()
+    }
+
+    /// A kernel's work group must fit the threads the driver allows for it (its registers can
+    /// make that fewer than the device's maximum, as on Adreno): else an error naming both.
+    fn check_work_group(&self, built: &BuiltKernel, spec: &ProgramSpec) -> Result<()> {
+        let Some(local) = spec.local_size else { return Ok(()) };
+        let threads: usize = local.iter().product();
+        let kernel = built.kernel.lock().unwrap_or_else(|e| e.into_inner());
+        match kernel.get_work_group_size(self.shared.device.id()) {
+            Ok(allowed) if threads > allowed => Err(Error::Compile {
+                device: self.shared.name.clone(),
+                kernel: spec.name.clone(),
+                message: format!(
+                    "its work group of {threads} threads ({local:?}) exceeds the {allowed} the driver allows for it"
+                ),
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn memory<'a>(&self, m: &'a DeviceMemory) -> Result<&'a ClMemory> {
@@ -265,6 +316,9 @@ impl Backend for ClDevice {
         // The driver keeps its own disk cache.
         let build = |group: &[Todo]| self.build_group(group);
         let built = self.cache.get_or_build(&keys, specs, |_, _| None, build)?;
+        for (built, spec) in built.iter().zip(specs) {
+            self.check_work_group(built, spec)?;
+        }
         Ok(built
             .into_iter()
             .zip(specs)

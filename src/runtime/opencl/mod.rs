@@ -4,7 +4,8 @@
 //! `Error::DeviceUnavailable` saying what to install. CI runs this device on PoCL (a CPU
 //! OpenCL); the same code drives GPU drivers.
 //!
-//! Device `CL:n` is the n-th device over all platforms, in platform order. Programs are cached
+//! Device `CL:n` is the n-th device over all platforms, in platform order. `QCOM:n` is the same
+//! device given the QCOM dialect (`renderer::cstyle::qcom_dialect`) and Adreno's work-group limit. Programs are cached
 //! by source hash in the shared `compile_cache`; the uncached kernels of one compile call are
 //! built in parallel (the driver keeps its own on-disk cache; PoCL's is under `POCL_CACHE_DIR`).
 //!
@@ -13,5 +14,5 @@
 mod device;
 mod program;
 
-pub use device::{open, ClDevice};
+pub use device::{open, open_qcom, ClDevice, ClFlavor};
 pub use program::{ClMemory, ClProgram};
