@@ -147,6 +147,10 @@ check() {
   for s in "${suites[@]:2}"; do
     [ -x "$(exe "$s")" ] && run_step "DEV=CUDA $s" env DEV=CUDA "$(exe "$s")" --test-threads=4
   done
+  # NV: the same GPU with the PTX renderer's kernels.
+  for s in ops reduce dtypes fusion jit; do
+    [ -x "$(exe "$s")" ] && run_step "DEV=NV $s" env DEV=NV "$(exe "$s")" --test-threads=4
+  done
   local bench
   bench=$(if [ "$bin" = cargo ]; then echo "$root/target/release/examples/bench_core"; else echo "$out/bin/bench_core"; fi)
   run_step "bench_core CUDA" env DEV=CUDA "$bench"

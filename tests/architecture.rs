@@ -232,6 +232,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "onnx::proto",
     "renderer",
     "renderer::cstyle",
+    "renderer::ptx",
     "renderer::wgsl",
     "runtime",
     "runtime::cc",

@@ -3,6 +3,7 @@
 mod block_text;
 pub mod cstyle;
 pub(crate) mod program;
+pub mod ptx;
 pub mod wgsl;
 
 pub use program::ProgramSpec;
@@ -34,6 +35,23 @@ pub struct Target {
 }
 
 impl Target {
+    /// A GPU with the limits CUDA guarantees (1024 threads per block, 64 in z; 2^31-1 blocks in
+    /// x, 65535 in y and z); devices refine them from what they report.
+    pub fn gpu(device: &str) -> Target {
+        Target {
+            has_local: true,
+            has_threads: false,
+            threads: 1,
+            native_half: false,
+            supports_f64: true,
+            global_max: [i32::MAX as usize, 65535, 65535],
+            local_max: [1024, 1024, 64],
+            local_max_total: 1024,
+            simd_bytes: 0,
+            ..Target::cpu(device)
+        }
+    }
+
     pub fn cpu(device: &str) -> Target {
         Target {
             device: device.to_string(),

@@ -43,6 +43,13 @@ pub const DEVICES: &[DeviceKind] = &[
         open: with_feature!("cuda", super::cuda::open),
     },
     DeviceKind {
+        name: "NV",
+        default_candidate: false,
+        feature: Some("cuda"),
+        numbered: true,
+        open: with_feature!("cuda", super::cuda::open_ptx),
+    },
+    DeviceKind {
         name: "AMD",
         default_candidate: true,
         feature: Some("hip"),

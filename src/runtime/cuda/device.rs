@@ -9,6 +9,7 @@ use super::program::CudaProgram;
 use crate::error::{Error, Result};
 use crate::helpers::{cache_dir, debug_level, stable_hash_hex};
 use crate::renderer::cstyle::{cuda_dialect, CStyleRenderer};
+use crate::renderer::ptx::{ptx_unsupported, PtxRenderer, PTX_VERSION};
 use crate::renderer::ProgramSpec;
 use crate::renderer::Renderer;
 use crate::runtime::backend::{Backend, DeviceMemory, Program};
@@ -25,26 +26,40 @@ pub struct CudaDevice {
     ctx: Arc<CudaContext>,
     arch: String,
     limits: Limits,
-    renderer: CStyleRenderer,
+    /// CUDA C for NVRTC (`CUDA`), or PTX written directly (`NV`).
+    renderer: CudaRenderer,
     /// Loaded kernels by key (architecture, NVRTC version, options, source).
     cache: CompileCache<CudaFunction>,
     disk: DiskCache,
 }
 
+/// How a CUDA device writes its kernels.
+enum CudaRenderer {
+    CudaC(CStyleRenderer),
+    Ptx(PtxRenderer),
+}
+
 /// Opens `CUDA` or `CUDA:N` (the registry's opener).
 pub fn open(name: &str) -> Result<Arc<dyn Backend>> {
-    Ok(Arc::new(CudaDevice::open(name)?))
+    Ok(Arc::new(CudaDevice::open(name, false)?))
+}
+
+/// Opens `NV` or `NV:N`: the same GPU with kernels rendered as PTX by ferrograd itself
+/// (`renderer::ptx`) and loaded by the driver, without NVRTC.
+pub fn open_ptx(name: &str) -> Result<Arc<dyn Backend>> {
+    Ok(Arc::new(CudaDevice::open(name, true)?))
 }
 
 impl CudaDevice {
-    /// Opens `CUDA` (ordinal 0) or `CUDA:N`. Errors say what is missing and how to fix it.
-    pub fn open(name: &str) -> Result<CudaDevice> {
+    /// Opens `CUDA` (ordinal 0) or `CUDA:N`, rendering CUDA C for NVRTC, or PTX when `ptx`
+    /// (then NVRTC is not needed). Errors say what is missing and how to fix it.
+    pub fn open(name: &str, ptx: bool) -> Result<CudaDevice> {
         let unavailable = |reason: String| Error::DeviceUnavailable { device: name.to_string(), reason };
         let ordinal = crate::runtime::backend::device_index(name)?;
         if !driver_available() {
             return Err(unavailable(NO_DRIVER.to_string()));
         }
-        if !nvrtc_available() {
+        if !ptx && !nvrtc_available() {
             return Err(unavailable(NO_NVRTC.to_string()));
         }
         let opened = catch_unwind(move || -> std::result::Result<_, String> {
@@ -105,7 +120,13 @@ impl CudaDevice {
             ctx,
             arch,
             limits,
-            renderer: CStyleRenderer::new(cuda_dialect(), target),
+            renderer: if ptx {
+                // PTX for sm_90 also runs on later GPUs (the driver compiles it for them).
+                let sm = (cc.0 * 10 + cc.1).min(90);
+                CudaRenderer::Ptx(PtxRenderer::new(target, &format!("sm_{sm}")))
+            } else {
+                CudaRenderer::CudaC(CStyleRenderer::new(cuda_dialect(), target))
+            },
             cache: CompileCache::default(),
             disk: DiskCache::new(cache_dir().join("cuda"), "bin"),
         })
@@ -152,6 +173,17 @@ impl CudaDevice {
 
     /// Compiles and loads one kernel, and stores its image in the disk cache.
     fn build(&self, key: &str, spec: &ProgramSpec) -> Result<Arc<CudaFunction>> {
+        if let CudaRenderer::Ptx(_) = self.renderer {
+            // The source is PTX: the driver assembles it for this GPU.
+            if let Some(why) = ptx_unsupported(&spec.uops) {
+                return Err(self.compile_fail(&spec.name, why, &spec.src));
+            }
+            let mut image = spec.src.clone().into_bytes();
+            image.push(0);
+            let func = self.load(image.clone(), &spec.name).map_err(|e| self.compile_fail(&spec.name, e, &spec.src))?;
+            self.disk.store_bytes(key, &image);
+            return Ok(Arc::new(func));
+        }
         let out = nvrtc_compile(&spec.src, &self.arch).map_err(|m| self.compile_fail(&spec.name, m, &spec.src))?;
         let mut ptx = out.ptx.into_bytes();
         ptx.push(0);
@@ -183,6 +215,9 @@ impl CudaDevice {
 
 impl Backend for CudaDevice {
     fn compiler_identity(&self) -> Option<String> {
+        if let CudaRenderer::Ptx(r) = &self.renderer {
+            return Some(format!("ferrograd's PTX {} for {}, assembled by the driver", PTX_VERSION, r.arch()));
+        }
         let v = nvrtc_version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_default();
         Some(format!("NVRTC {v} for {} {}", self.arch, NVRTC_OPTIONS.join(" ")))
     }
@@ -256,7 +291,10 @@ impl Backend for CudaDevice {
     }
 
     fn renderer(&self) -> &dyn Renderer {
-        &self.renderer
+        match &self.renderer {
+            CudaRenderer::CudaC(r) => r,
+            CudaRenderer::Ptx(r) => r,
+        }
     }
 
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {

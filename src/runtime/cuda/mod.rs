@@ -8,6 +8,8 @@
 //! needs no CUDA toolkit. `cudarc` panics when a library is missing, so every entry point
 //! checks for the library first and a machine without one gets `Error::DeviceUnavailable`.
 //!
+//! `NV` is the same device with kernels written as PTX by `renderer::ptx` (no NVRTC needed).
+//!
 //! The parts: `nvrtc` (libraries, architecture, compiling), `memory`, `program` (a loaded
 //! kernel and its launch), `device` (the `Backend`).
 
@@ -16,7 +18,7 @@ mod memory;
 mod nvrtc;
 mod program;
 
-pub use device::{open, CudaDevice};
+pub use device::{open, open_ptx, CudaDevice};
 pub use memory::CudaMemory;
 pub use nvrtc::{
     cuda_renderer, cuda_target, driver_available, gpu_arch, nvrtc_available, nvrtc_compile, nvrtc_version, Compiled,

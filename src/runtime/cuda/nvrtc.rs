@@ -152,17 +152,7 @@ pub fn nvrtc_compile(src: &str, arch: &str) -> std::result::Result<Compiled, Str
 
 /// The code generator's view of a CUDA GPU with typical limits (the device refines them).
 pub fn cuda_target(device: &str) -> Target {
-    let mut t = Target::cpu(device);
-    t.has_local = true;
-    t.has_threads = false;
-    t.threads = 1;
-    t.native_half = false;
-    t.supports_f64 = true;
-    t.global_max = [i32::MAX as usize, 65535, 65535];
-    t.local_max = [1024, 1024, 64];
-    t.local_max_total = 1024;
-    t.simd_bytes = 0;
-    t
+    Target::gpu(device)
 }
 
 /// The CUDA C renderer for a device called `device`.
