@@ -58,17 +58,7 @@ pub fn metal_dialect() -> CDialect {
 /// The code generator's view of an Apple GPU: threadgroups of up to 1024 threads (every Apple
 /// GPU's `maxThreadsPerThreadgroup`), no 64-bit floats, no explicit vectors.
 pub fn metal_target(device: &str) -> Target {
-    let mut t = Target::cpu(device);
-    t.has_local = true;
-    t.has_threads = false;
-    t.threads = 1;
-    t.native_half = false;
-    t.supports_f64 = false;
-    t.global_max = [i32::MAX as usize, 65535, 65535];
-    t.local_max = [1024, 1024, 1024];
-    t.local_max_total = 1024;
-    t.simd_bytes = 0;
-    t
+    Target { supports_f64: false, local_max: [1024, 1024, 1024], ..Target::gpu(device) }
 }
 
 /// The MSL renderer for a device called `device` (it needs no Mac: `DEV=NULL`-style rendering

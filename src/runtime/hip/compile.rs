@@ -84,17 +84,12 @@ pub fn hiprtc_compile(src: &str, arch: Option<&str>) -> Result<Vec<u8>, String> 
 
 /// The code generator's view of an AMD GPU.
 pub fn hip_target(device: &str) -> Target {
-    let mut t = Target::cpu(device);
-    t.has_local = true;
-    t.has_threads = false;
-    t.threads = 1;
-    t.native_half = false;
-    t.supports_f64 = true;
-    t.local_max = LIMITS.block.map(|b| b as usize);
-    t.local_max_total = LIMITS.block_total as usize;
-    t.global_max = [0, 1, 2].map(|d| LIMITS.grid[d] as usize * LIMITS.block[d] as usize);
-    t.simd_bytes = 0;
-    t
+    Target {
+        local_max: LIMITS.block.map(|b| b as usize),
+        local_max_total: LIMITS.block_total as usize,
+        global_max: [0, 1, 2].map(|d| LIMITS.grid[d] as usize * LIMITS.block[d] as usize),
+        ..Target::gpu(device)
+    }
 }
 
 /// The HIP renderer for a device called `device`.
