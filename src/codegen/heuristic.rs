@@ -1,9 +1,11 @@
 //! Hand-written optimization choices (used when no BEAM search result is cached):
 //! - THREAD: split the first output axis across the CPU's cores when there is enough work;
-//! - UPCAST: for reduce kernels, a register tile of up to 8x32 outputs (16 with gated loads) over the innermost output
+//! - UPCAST: for reduce kernels, a register tile of as many outputs as half the vector
+//!   registers hold (8x32 on AVX-512, 64 on AVX2; 16 with gated loads) over the innermost output
 //!   axis and one other, chosen for the fewest loads per output — none for a matrix-vector
 //!   product, whose reduce is vectorized instead; where no output axis gives a vector but the
-//!   reduce does (a Linear into 10 classes), a tile of at most 20 outputs beside the reduce's lanes;
+//!   reduce does (a Linear into 10 classes), a tile of one output per 5/8 of a vector register
+//!   beside the reduce's lanes (20 on AVX-512);
 //! - UNROLL: the innermost reduce axis, fully when short, else by 4;
 //! - GROUP (devices with work groups): a long reduce into few outputs is split across a work
 //!   group, so a full `sum()` does not run on one work item.
@@ -70,7 +72,7 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
     }
 
     if !reduces.is_empty() {
-        // UPCAST: a register tile over up to two output axes, at most 256 outputs. It always
+        // UPCAST: a register tile over up to two output axes (`register_tile_max`). It always
         // includes the innermost output axis when it can (stores and usually loads are
         // contiguous along it, so the C compiler turns the tile into SIMD vectors), and picks
         // the other axis and the amounts that need the fewest loads per output: a load that
@@ -96,9 +98,12 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
                 || (is_half(n.dtype()) && (n.op().is_alu() || n.op() == Ops::REDUCE || simd.is_none()))
         });
         // The SIMD axis as wide as two 16-lane vectors; the other axis up to 8 (8x32 keeps 16
-        // vector accumulators in registers: enough independent FMA chains to fill two FMA
-        // units, with room left for the operands).
-        let simd_widths: &[i64] = if gated { &[4] } else { &[32, 16, 8, 4] };
+        // AVX-512 accumulators in registers: enough independent FMA chains to fill two FMA
+        // units, with room left for the operands; `register_tile_max` caps it elsewhere).
+        // At most two vectors wide (a 4x16 tile on AVX2 needs fewer loads per output than 2x32).
+        let two_vectors = if target.simd_bytes == 0 { 32 } else { (target.simd_bytes / 2) as i64 };
+        let simd_widths: Vec<i64> =
+            if gated { vec![4] } else { [32, 16, 8, 4].into_iter().filter(|w| *w <= two_vectors.max(4)).collect() };
         let other_widths: &[i64] = if gated { &[4] } else { &[8, 4, 2] };
         // A short axis (a convolution's kernel width of 5) can be taken whole.
         let fits = |r: &UOp, ws: &[i64]| -> Vec<i64> {
@@ -115,7 +120,7 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
             if !gated && (2..=32).contains(&n) {
                 vec![n]
             } else {
-                fits(r, simd_widths)
+                fits(r, &simd_widths)
             }
         };
         let cost = |tile: &[(&UOp, i64)]| -> f64 {
@@ -133,11 +138,11 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
         // tile is as many outputs as vector accumulators fit in registers beside the operands.
         let reduce_vector = simd.is_none() && !gated && reduce_lanes_qualify(ast, last_reduce, lanes, target);
         let max_tile = if reduce_vector {
-            REDUCE_VECTOR_TILE
+            reduce_vector_tile(target)
         } else if gated {
             16
         } else {
-            256
+            register_tile_max(target)
         };
         let mut best: (f64, Vec<(UOp, i64)>) = (loads.len() as f64, Vec::new());
         let inner = simd.as_ref().or(outputs.last()).filter(|r| !amounts(r).is_empty());
@@ -222,10 +227,27 @@ pub fn hand_coded_optimizations(ast: &UOp, target: &Target) -> Vec<Opt> {
     opts
 }
 
+/// Most outputs in a register tile: half the vector registers hold accumulators of a vector's
+/// lanes each, the other half the operands. That is 8x32 on AVX-512 (32 registers of 16 f32);
+/// on AVX2 (16 registers of 8) 8x32 needs 32 accumulators and spills, and 4x16 does not: a
+/// 64x32x28x28 * 64x32x3x3 conv 39.5 -> 23 ms, a packed 2048^3 matmul 300-338 -> 224-266 ms,
+/// beautiful_mnist's training step at batch 512 1.20 -> 0.90-0.98 s. 256 where registers are
+/// not modelled (GPUs).
+fn register_tile_max(target: &Target) -> i64 {
+    if target.vector_registers == 0 || target.simd_bytes == 0 {
+        return 256;
+    }
+    (target.vector_registers / 2 * target.simd_bytes / 4) as i64
+}
+
 /// Outputs in a register tile whose reduce is the vector axis: one vector accumulator each,
-/// leaving room for the operands in AVX-512's 32 registers (a Linear into 10 classes gets a
-/// 2x10 tile: 0.94 ms for 10,000 rows against 1.17 ms at 4x10 and 2.0 ms at 8x10).
-const REDUCE_VECTOR_TILE: i64 = 20;
+/// leaving room for the operands: 20 of AVX-512's 32 registers (a Linear into 10 classes gets
+/// a 2x10 tile: 0.94 ms for 10,000 rows against 1.17 ms at 4x10 and 2.0 ms at 8x10), 10 of
+/// AVX2's 16 (1x10: 2.7 -> 1.2-1.6 ms for the same Linear).
+fn reduce_vector_tile(target: &Target) -> i64 {
+    let registers = if target.vector_registers == 0 { 32 } else { target.vector_registers };
+    (registers * 5 / 8) as i64
+}
 
 /// Whether the reduce axis `last`, unrolled by `lanes`, can keep per-lane partial sums (a float
 /// sum whose loads along it are contiguous or the same in every lane): at least four vectors

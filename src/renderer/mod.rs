@@ -32,6 +32,9 @@ pub struct Target {
     /// Width in bytes of the SIMD registers that the innermost UPCAST axis is rendered for, as
     /// explicit vectors (0: no explicit vectors; the axis is unrolled into scalars).
     pub simd_bytes: usize,
+    /// How many of those SIMD registers the instruction set names (16 on AVX2, 32 on AVX-512
+    /// and NEON): register tiles are sized to fit in them. 0 where they are not modelled (GPUs).
+    pub vector_registers: usize,
 }
 
 impl Target {
@@ -48,6 +51,7 @@ impl Target {
             local_max: [1024, 1024, 64],
             local_max_total: 1024,
             simd_bytes: 0,
+            vector_registers: 0,
             ..Target::cpu(device)
         }
     }
@@ -64,6 +68,7 @@ impl Target {
             local_max: [1; 3],
             local_max_total: 1,
             simd_bytes: host_simd_bytes(),
+            vector_registers: host_vector_registers(),
         }
     }
 }
@@ -80,6 +85,22 @@ fn host_simd_bytes() -> usize {
         }
     }
     16
+}
+
+/// How many SIMD registers the host's instruction set names: AVX-512 doubles x86-64's 16,
+/// AArch64 has 32 NEON registers.
+fn host_vector_registers() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 32;
+        }
+    }
+    if cfg!(target_arch = "aarch64") {
+        32
+    } else {
+        16
+    }
 }
 
 /// Prints a linearized program in one dialect.

@@ -134,6 +134,7 @@ impl ClDevice {
                 ClFlavor::Qcom => info.max_work_group_size().unwrap_or(1).clamp(1, ADRENO_MAX_WORK_GROUP),
             },
             simd_bytes: 0,
+            vector_registers: 0,
             ..Target::cpu(name)
         };
         // Correctly rounded float division and sqrt where the device offers them, so results

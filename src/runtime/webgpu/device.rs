@@ -74,6 +74,7 @@ impl WebGpuDevice {
             ],
             local_max_total: limits.max_compute_invocations_per_workgroup as usize,
             simd_bytes: 0,
+            vector_registers: 0,
             ..Target::cpu(name)
         };
         let identity = format!("WebGPU {} ({:?}, {} {})", info.name, info.backend, info.driver, info.driver_info);
