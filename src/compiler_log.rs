@@ -14,10 +14,24 @@ pub struct PassLog {
     /// `prepare/<pass>` or `lowering/<pass>`.
     pub pass: String,
     pub kernel: String,
-    /// The rewrite rules that fired in the pass, by where they are written (`file:line`), with
-    /// how many times, in the order they first fired.
-    pub rules: Vec<(String, usize)>,
+    /// The rewrite rules that fired in the pass, in the order they first fired.
+    pub rules: Vec<RuleLog>,
 }
+
+/// A rewrite rule that fired in a pass.
+#[derive(Clone, Debug)]
+pub struct RuleLog {
+    /// Where the rule is written (`file:line`).
+    pub rule: String,
+    /// How many times it fired.
+    pub count: usize,
+    /// The first nodes it rewrote ([`RULE_NODES_KEPT`] at most), each as
+    /// `OP dtype (source ops) arg -> what it became`.
+    pub nodes: Vec<String>,
+}
+
+/// How many of the nodes a rule rewrote in one pass are kept.
+pub const RULE_NODES_KEPT: usize = 4;
 
 /// One compiled kernel.
 #[derive(Clone, Debug)]
@@ -48,11 +62,43 @@ pub struct LaunchLog {
     pub bytes: usize,
 }
 
+/// One node of a realize's tensor graph.
+#[derive(Clone, Debug)]
+pub struct NodeLog {
+    pub op: String,
+    pub dtype: String,
+    /// Empty for nodes without a shape (SINK, variables).
+    pub shape: Vec<usize>,
+    /// The node's argument as DEBUG=5 prints it (empty if none).
+    pub arg: String,
+    /// Its sources, as indices into [`GraphLog::nodes`].
+    pub src: Vec<usize>,
+    /// The kernels (indices into [`GraphLog::kernels`]) that compute this node: the one it is
+    /// the output of, and every kernel it is fused into (a node recomputed by two consumers
+    /// is in both). Empty for a buffer that already held data.
+    pub kernels: Vec<usize>,
+    /// Whether the node gets a buffer of its own: a kernel's output or realized data.
+    pub buffer: bool,
+}
+
+/// The tensor graph one realize scheduled, and which of its nodes each kernel computes.
+#[derive(Clone, Debug, Default)]
+pub struct GraphLog {
+    /// Which realize (counted from 0) scheduled it.
+    pub realize: usize,
+    /// In topological order (sources first).
+    pub nodes: Vec<NodeLog>,
+    /// The schedule's steps in the order they run: a kernel's name, or `copy` for a copy
+    /// between devices.
+    pub kernels: Vec<String>,
+}
+
 /// 0: not read yet, 1: off, 2: on.
 static STATE: AtomicU8 = AtomicU8::new(0);
 static REALIZES: AtomicUsize = AtomicUsize::new(0);
 static KERNELS: Mutex<Vec<KernelLog>> = Mutex::new(Vec::new());
 static LAUNCHES: Mutex<Vec<LaunchLog>> = Mutex::new(Vec::new());
+static GRAPHS: Mutex<Vec<GraphLog>> = Mutex::new(Vec::new());
 
 thread_local! {
     /// The passes of the kernel this thread is compiling: the last run of each pass list (a
@@ -61,22 +107,38 @@ thread_local! {
     static LOWERING: RefCell<Vec<PassLog>> = const { RefCell::new(Vec::new()) };
     static CURRENT_REALIZE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Rules fired since the last pass was logged.
-    static FIRED: RefCell<Vec<(&'static str, u32, usize)>> = const { RefCell::new(Vec::new()) };
+    static FIRED: RefCell<Vec<Fired>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A rewrite rule written at `file:line` fired (counted toward the pass that is running).
-pub fn rule_fired(file: &'static str, line: u32) {
+/// A rule's firings in the running pass: file, line, count, the first nodes it rewrote.
+type Fired = (&'static str, u32, usize, Vec<String>);
+
+/// A rewrite rule written at `file:line` fired (counted toward the pass that is running);
+/// `node` describes what it rewrote, called only for the first [`RULE_NODES_KEPT`] nodes.
+pub fn rule_fired(file: &'static str, line: u32, node: impl FnOnce() -> String) {
     FIRED.with(|f| {
         let mut f = f.borrow_mut();
-        match f.iter_mut().find(|(fl, l, _)| *l == line && *fl == file) {
-            Some(entry) => entry.2 += 1,
-            None => f.push((file, line, 1)),
+        let entry = match f.iter().position(|(fl, l, _, _)| *l == line && *fl == file) {
+            Some(i) => &mut f[i],
+            None => {
+                f.push((file, line, 0, Vec::new()));
+                f.last_mut().expect("just pushed")
+            }
+        };
+        entry.2 += 1;
+        if entry.3.len() < RULE_NODES_KEPT {
+            entry.3.push(node());
         }
     });
 }
 
-fn take_fired() -> Vec<(String, usize)> {
-    FIRED.with(|f| std::mem::take(&mut *f.borrow_mut()).into_iter().map(|(f, l, n)| (format!("{f}:{l}"), n)).collect())
+fn take_fired() -> Vec<RuleLog> {
+    FIRED.with(|f| {
+        std::mem::take(&mut *f.borrow_mut())
+            .into_iter()
+            .map(|(f, l, count, nodes)| RuleLog { rule: format!("{f}:{l}"), count, nodes })
+            .collect()
+    })
 }
 
 /// Whether the compiler is being logged.
@@ -153,8 +215,15 @@ pub fn launched(mut log: LaunchLog) {
     LAUNCHES.lock().unwrap_or_else(|e| e.into_inner()).push(log);
 }
 
-/// Everything logged so far, as JSON: `{"kernels": [...], "launches": [...]}`, each entry an
-/// object with the fields of [`KernelLog`] or [`LaunchLog`].
+/// A realize scheduled `graph` (`realize` is filled in with this thread's current realize).
+pub fn graph_scheduled(mut graph: GraphLog) {
+    graph.realize = CURRENT_REALIZE.with(|c| c.get());
+    GRAPHS.lock().unwrap_or_else(|e| e.into_inner()).push(graph);
+}
+
+/// Everything logged so far, as JSON: `{"kernels": [...], "launches": [...], "graphs": [...]}`,
+/// each entry an object with the fields of [`KernelLog`], [`LaunchLog`] or [`GraphLog`] (its
+/// nodes with the fields of [`NodeLog`]).
 pub fn to_json() -> String {
     use serde_json::json;
     let kernels: Vec<serde_json::Value> = KERNELS
@@ -167,7 +236,7 @@ pub fn to_json() -> String {
                 .iter()
                 .map(|p| {
                     let rules: Vec<serde_json::Value> =
-                        p.rules.iter().map(|(r, n)| json!({ "rule": r, "count": n })).collect();
+                        p.rules.iter().map(|r| json!({ "rule": r.rule, "count": r.count, "nodes": r.nodes })).collect();
                     json!({ "pass": p.pass, "kernel": p.kernel, "rules": rules })
                 })
                 .collect();
@@ -188,13 +257,32 @@ pub fn to_json() -> String {
             })
         })
         .collect();
-    json!({ "kernels": kernels, "launches": launches }).to_string()
+    let graphs: Vec<serde_json::Value> = GRAPHS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|g| {
+            let nodes: Vec<serde_json::Value> = g
+                .nodes
+                .iter()
+                .map(|n| {
+                    json!({
+                        "op": n.op, "dtype": n.dtype, "shape": n.shape, "arg": n.arg, "src": n.src,
+                        "kernels": n.kernels, "buffer": n.buffer,
+                    })
+                })
+                .collect();
+            json!({ "realize": g.realize, "nodes": nodes, "kernels": g.kernels })
+        })
+        .collect();
+    json!({ "kernels": kernels, "launches": launches, "graphs": graphs }).to_string()
 }
 
 /// Forgets everything logged so far.
 pub fn clear() {
     KERNELS.lock().unwrap_or_else(|e| e.into_inner()).clear();
     LAUNCHES.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    GRAPHS.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
 /// After a realize: with `VIZ=json`, the log so far is written to `VIZ_OUT`.

@@ -166,12 +166,17 @@ pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
         crate::compiler_log::realize_started();
         crate::viz::serve_at_exit();
     }
-    let sched = create_schedule(outs);
+    let mut sched = create_schedule(outs);
     let nkernels = sched.items.iter().filter(|i| i.kind == ItemKind::Kernel).count();
     if debug_level() >= 1 && !sched.items.is_empty() {
         eprintln!("scheduled {nkernels} kernels");
     }
     let compiled = compile_items(&sched.items)?;
+    if let Some(mut graph) = sched.graph_log.take() {
+        graph.kernels =
+            compiled.iter().map(|k| k.as_ref().map_or_else(|| "copy".to_string(), |k| k.spec.name.clone())).collect();
+        crate::compiler_log::graph_scheduled(graph);
+    }
     // Memory planning: each item holds its buffers; dropping it after it runs releases the
     // intermediates whose last use it was, before later kernels allocate theirs.
     for (item, kernel) in sched.items.into_iter().zip(compiled) {

@@ -7,6 +7,7 @@
 //! one in the same kernel (`sibling_reduces.rs`). Everything else fuses into
 //! the kernel of the materialized node that consumes it.
 
+mod graph_log;
 pub(crate) mod graph_rules;
 mod pack_panels;
 pub(crate) mod rangeify;
@@ -49,6 +50,9 @@ pub struct ScheduleItem {
 pub struct Schedule {
     pub items: Vec<ScheduleItem>,
     pub outputs: Vec<Arc<Buffer>>,
+    /// For VIZ (only while the compiler is logged): the tensor graph and which of its nodes
+    /// each item computes; the engine names the kernels once they are compiled.
+    pub graph_log: Option<crate::compiler_log::GraphLog>,
 }
 
 fn is_expanding(n: &UOp) -> bool {
@@ -300,6 +304,9 @@ fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
                 assign: false,
                 var_vals: Vec::new(),
             });
+            // `reads` and `produces` are indexed like `items`.
+            reads.push(vec![src.clone()]);
+            produces.push(n.clone());
         } else if n.numel() > 0 {
             let mut r = Rangeify::new(&realized, out.clone(), idx_dt);
             let ast = r.kernel(n);
@@ -314,15 +321,21 @@ fn build_schedule(outs: &[UOp], record: bool) -> Schedule {
         }
         realized.insert(n.clone(), out);
     }
-    let items = order_items(items, &produces, &reads);
+    let order = order_items(&items, &produces, &reads);
+    let graph_log = (record && !order.is_empty() && crate::compiler_log::enabled())
+        .then(|| graph_log::graph_log(&topo, &mat, &produces, &order));
+    let mut slots: Vec<Option<ScheduleItem>> = items.into_iter().map(Some).collect();
+    let items = order.into_iter().map(|i| slots[i].take().expect("each item is placed once")).collect();
     let outputs = outs.iter().map(|o| existing_buffer(o).unwrap_or_else(|| realized[o].clone())).collect();
-    Schedule { items, outputs }
+    Schedule { items, outputs, graph_log }
 }
 
 /// Orders the items by their dependencies. Read-after-write: an item runs after the items
 /// producing the nodes it reads. Write-after-read: an assign overwrites memory that others may
 /// read in its old state, so it runs after every item reading its target's old buffer.
-fn order_items(items: Vec<ScheduleItem>, produces: &[UOp], reads: &[Vec<UOp>]) -> Vec<ScheduleItem> {
+/// The order the items run in (indices into `items`; `produces[i]` is the node item `i`
+/// computes, `reads[i]` the nodes it reads).
+fn order_items(items: &[ScheduleItem], produces: &[UOp], reads: &[Vec<UOp>]) -> Vec<usize> {
     let n = items.len();
     let producer: FxHashMap<&UOp, usize> = produces.iter().enumerate().map(|(i, u)| (u, i)).collect();
     let mut deps: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -370,8 +383,7 @@ fn order_items(items: Vec<ScheduleItem>, produces: &[UOp], reads: &[Vec<UOp>]) -
         done[i] = true;
         order.push(i);
     }
-    let mut slots: Vec<Option<ScheduleItem>> = items.into_iter().map(Some).collect();
-    order.into_iter().map(|i| slots[i].take().expect("each item is placed once")).collect()
+    order
 }
 
 /// The schedule that would realize `outs`, for inspection: unlike `create_schedule`, its

@@ -398,7 +398,11 @@ impl<C> PatternMatcher<C> {
             });
             if hit {
                 if crate::compiler_log::enabled() {
-                    crate::compiler_log::rule_fired(at.file(), at.line());
+                    let (before, after) = (node, out.as_ref().expect("a rule that fired returned a node"));
+                    crate::compiler_log::rule_fired(at.file(), at.line(), || {
+                        use crate::uop::print::format_node;
+                        format!("{} -> {}", format_node(before), format_node(after))
+                    });
                 }
                 return out;
             }

@@ -33,7 +33,22 @@ pub fn format_graphs(roots: &[UOp]) -> String {
     out
 }
 
-fn format_arg(a: &Arg) -> String {
+/// One node in a line, its sources by op: `ADD f32 (LOAD, CONST)`, with its argument if any
+/// (VIZ names the nodes a rewrite rule fired on so).
+pub fn format_node(n: &UOp) -> String {
+    let mut out = format!("{:?} {:?}", n.op(), n.dtype());
+    if !n.src().is_empty() {
+        let srcs: Vec<String> = n.src().iter().map(|s| format!("{:?}", s.op())).collect();
+        let _ = write!(out, " ({})", srcs.join(", "));
+    }
+    if !matches!(n.arg(), Arg::None) {
+        let _ = write!(out, " {}", format_arg(n.arg()));
+    }
+    out
+}
+
+/// A node's argument as the numbered form prints it.
+pub fn format_arg(a: &Arg) -> String {
     match a {
         Arg::Const(c) => format!("{c:?}"),
         Arg::Int(i) => i.to_string(),
