@@ -26,6 +26,23 @@ fn readers_of_the_old_value_run_before_the_assign() {
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![101.0, 102.0, 103.0]);
 }
 
+/// The same with a copy between devices scheduled first: the schedule's bookkeeping of what each
+/// item reads and writes once counted only kernels, so after a copy it checked the assign's
+/// target against the wrong item and ran the reader after the assign.
+#[test]
+fn readers_of_the_old_value_run_before_the_assign_after_a_copy() {
+    let z = Tensor::from_slice(&[7.0f32, 8.0, 9.0]).to("INTERP").realize().unwrap();
+    let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0]).to("CPU").realize().unwrap();
+    let y = &x * 2.0;
+    let copied = z.to("CPU");
+    let x2 = x.clone();
+    x2.assign(&x + 100.0);
+    Tensor::realize_all(&[&copied, &x2, &y]).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+    assert_eq!(x.to_vec::<f32>().unwrap(), vec![101.0, 102.0, 103.0]);
+    assert_eq!(copied.to_vec::<f32>().unwrap(), vec![7.0, 8.0, 9.0]);
+}
+
 #[test]
 fn assign_reading_other_indices_of_its_target_uses_a_copy() {
     let x = Tensor::from_slice(&[1i32, 2, 3, 4, 5]).realize().unwrap();
