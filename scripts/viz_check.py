@@ -6,7 +6,7 @@ so each check loads an address, lets the script run, and reads the DOM Chromium 
   - the same kernel at its last step: a line of its generated source;
   - the realize with the most kernels: one drawn box per tensor node but DEVICE, a hover title on each,
     one legend entry per kernel;
-  - the kernel's own tensor graph: the nodes fused into it drawn.
+  - the kernel's own tensor graph: the nodes fused into it drawn; its AST drawn.
 Then it saves screenshots of the graph views."""
 import json
 import subprocess
@@ -82,6 +82,16 @@ expect(page, 'id="step-name">tensor graph<', "a kernel's tensor graph")
 if page.count('<g class="node') == 0:
     sys.exit("viz_check: the kernel's tensor graph has no nodes drawn")
 
-for name, fragment in [("graph", f"g={gi}"), ("kernel", f"k={ki}&s=0"), ("pass", f"k={ki}&s={first + pj}")]:
+# The kernel's AST drawn: one box per numbered line (but DEVICE).
+page = dom(f"k={ki}&s=1&d=1")
+expect(page, 'id="step-name">ast<', "the kernel's AST")
+want = sum(1 for l in k["ast"].splitlines() if l.startswith("%") and l.split()[1] != "DEVICE")
+boxes = page.count('<g class="node')
+if boxes != want:
+    sys.exit(f"viz_check: the AST has {want} nodes but {boxes} are drawn")
+print(f"viz_check: draws the kernel's AST, {boxes} nodes")
+
+for name, fragment in [("graph", f"g={gi}"), ("kernel", f"k={ki}&s=0"), ("pass", f"k={ki}&s={first + pj}"),
+                       ("ast", f"k={ki}&s=1&d=1")]:
     subprocess.run(BROWSER + [f"--screenshot={out}/{name}.png", f"{addr}/#{fragment}"], capture_output=True, timeout=120, check=True)
 print(f"viz_check: passed; screenshots in {out}/")
