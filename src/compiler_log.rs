@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// The kernel after one named pass.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct PassLog {
     /// `prepare/<pass>` or `lowering/<pass>`.
     pub pass: String,
@@ -19,7 +19,7 @@ pub struct PassLog {
 }
 
 /// A rewrite rule that fired in a pass.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct RuleLog {
     /// Where the rule is written (`file:line`).
     pub rule: String,
@@ -34,7 +34,7 @@ pub struct RuleLog {
 pub const RULE_NODES_KEPT: usize = 4;
 
 /// One compiled kernel.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct KernelLog {
     pub name: String,
     pub device: String,
@@ -50,7 +50,7 @@ pub struct KernelLog {
 }
 
 /// One kernel launch.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct LaunchLog {
     /// Which realize (counted from 0) ran it.
     pub realize: usize,
@@ -63,7 +63,7 @@ pub struct LaunchLog {
 }
 
 /// One node of a realize's tensor graph.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct NodeLog {
     pub op: String,
     pub dtype: String,
@@ -82,7 +82,7 @@ pub struct NodeLog {
 }
 
 /// The tensor graph one realize scheduled, and which of its nodes each kernel computes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct GraphLog {
     /// Which realize (counted from 0) scheduled it.
     pub realize: usize,
@@ -225,57 +225,11 @@ pub fn graph_scheduled(mut graph: GraphLog) {
 /// each entry an object with the fields of [`KernelLog`], [`LaunchLog`] or [`GraphLog`] (its
 /// nodes with the fields of [`NodeLog`]).
 pub fn to_json() -> String {
-    use serde_json::json;
-    let kernels: Vec<serde_json::Value> = KERNELS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .map(|k| {
-            let passes: Vec<serde_json::Value> = k
-                .passes
-                .iter()
-                .map(|p| {
-                    let rules: Vec<serde_json::Value> =
-                        p.rules.iter().map(|r| json!({ "rule": r.rule, "count": r.count, "nodes": r.nodes })).collect();
-                    json!({ "pass": p.pass, "kernel": p.kernel, "rules": rules })
-                })
-                .collect();
-            json!({
-                "name": k.name, "device": k.device, "ast": k.ast, "passes": passes, "opts": k.opts,
-                "linear": k.linear, "source": k.source, "flops": k.flops,
-            })
-        })
-        .collect();
-    let launches: Vec<serde_json::Value> = LAUNCHES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .map(|l| {
-            json!({
-                "realize": l.realize, "kernel": l.kernel, "device": l.device, "seconds": l.seconds,
-                "flops": l.flops, "bytes": l.bytes,
-            })
-        })
-        .collect();
-    let graphs: Vec<serde_json::Value> = GRAPHS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .map(|g| {
-            let nodes: Vec<serde_json::Value> = g
-                .nodes
-                .iter()
-                .map(|n| {
-                    json!({
-                        "op": n.op, "dtype": n.dtype, "shape": n.shape, "arg": n.arg, "src": n.src,
-                        "kernels": n.kernels, "buffer": n.buffer,
-                    })
-                })
-                .collect();
-            json!({ "realize": g.realize, "nodes": nodes, "kernels": g.kernels })
-        })
-        .collect();
-    json!({ "kernels": kernels, "launches": launches, "graphs": graphs }).to_string()
+    let kernels = KERNELS.lock().unwrap_or_else(|e| e.into_inner());
+    let launches = LAUNCHES.lock().unwrap_or_else(|e| e.into_inner());
+    let graphs = GRAPHS.lock().unwrap_or_else(|e| e.into_inner());
+    let log = serde_json::json!({ "kernels": *kernels, "launches": *launches, "graphs": *graphs });
+    log.to_string()
 }
 
 /// Forgets everything logged so far.

@@ -6,8 +6,8 @@ use crate::uop::print::format_arg;
 use crate::uop::{Arg, FxHashMap, FxHashSet, UOp};
 
 /// `topo`: the scheduled graph, sources first; `mat`: its materialized nodes; `produces[i]`:
-/// the node item `i` computes; `order`: the order the items run in. The kernels are named
-/// by their position in `order` until the engine knows their names.
+/// the node item `i` computes; `order`: the order the items run in. A node's kernels are
+/// positions in `order`; the engine fills in their names once they are compiled.
 pub(super) fn graph_log(topo: &[UOp], mat: &FxHashSet<UOp>, produces: &[UOp], order: &[usize]) -> GraphLog {
     let index: FxHashMap<&UOp, usize> = topo.iter().enumerate().map(|(i, n)| (n, i)).collect();
     let mut kernels_of: Vec<Vec<usize>> = vec![Vec::new(); topo.len()];
@@ -41,5 +41,5 @@ pub(super) fn graph_log(topo: &[UOp], mat: &FxHashSet<UOp>, produces: &[UOp], or
             buffer: mat.contains(n) || existing_buffer(n).is_some(),
         })
         .collect();
-    GraphLog { realize: 0, nodes, kernels: (0..order.len()).map(|i| format!("item {i}")).collect() }
+    GraphLog { realize: 0, nodes, kernels: Vec::new() }
 }
