@@ -8,6 +8,7 @@ use super::backend::{Backend, DeviceMemory, Program};
 use super::compile_cache::{CompileCache, Todo};
 use super::disk_cache::{is_complete_elf_shared_object, DiskCache};
 use super::memory::HostMemory;
+use super::threadpool::ThreadPool;
 use crate::error::{Error, Result};
 use crate::helpers::{cache_dir, stable_hash_hex};
 use crate::renderer::cstyle::{c_dialect, CStyleRenderer};
@@ -32,6 +33,8 @@ unsafe impl<T> Sync for SendPtr<T> {}
 /// A kernel loaded from a shared object.
 pub struct CpuProgram {
     name: String,
+    device: Arc<str>,
+    pool: &'static ThreadPool,
     threads: usize,
     /// The kernel reads `bufs[k]` for its buffer parameters `k < bufs_needed` and one value per
     /// DEFINE_VAR: `launch` refuses fewer buffers or another number of values.
@@ -46,7 +49,7 @@ impl Program for CpuProgram {
     fn launch(&self, bufs: &[&DeviceMemory], vals: &[i64], wait: bool) -> Result<f64> {
         if bufs.len() < self.bufs_needed || vals.len() != self.var_count {
             return Err(Error::Launch {
-                device: "CPU".into(),
+                device: self.device.to_string(),
                 kernel: self.name.clone(),
                 message: format!(
                     "{} buffers and {} variable values given, the kernel takes {} and {}",
@@ -75,12 +78,16 @@ impl Program for CpuProgram {
         };
         // No other kernel or copy touches host memory meanwhile (see `HostMemory`).
         let _lock = super::memory::host_execution_lock();
-        super::threadpool::ThreadPool::global().run(self.threads, &run_core);
+        self.pool.run(self.threads, &run_core);
         Ok(start.map(|s| s.elapsed().as_secs_f64()).unwrap_or(0.0))
     }
 }
 
 pub struct CpuDevice {
+    /// `CPU`, or `CPU:N` for the N-th (N > 0): same memory, compiler and kernels, its own
+    /// worker threads.
+    name: Arc<str>,
+    pool: &'static ThreadPool,
     renderer: CStyleRenderer,
     /// The compiler at its current rung (the self-test may move it down the ladder).
     compiler: std::sync::RwLock<CCompiler>,
@@ -96,9 +103,16 @@ impl Default for CpuDevice {
     }
 }
 
-/// Opens the CPU device (the registry's opener).
-pub fn open(_name: &str) -> Result<Arc<dyn Backend>> {
-    Ok(Arc::new(CpuDevice::new()))
+/// Opens the CPU device `CPU` or `CPU:N` (the registry's opener; the name is canonical).
+pub fn open(name: &str) -> Result<Arc<dyn Backend>> {
+    let index = match name.split_once(':') {
+        None => 0,
+        Some((_, n)) => n.parse::<usize>().map_err(|_| Error::DeviceUnavailable {
+            device: name.to_string(),
+            reason: "a CPU device is `CPU` or `CPU:N` with a number N".into(),
+        })?,
+    };
+    Ok(Arc::new(CpuDevice::new().numbered(index)))
 }
 
 impl CpuDevice {
@@ -107,11 +121,20 @@ impl CpuDevice {
     }
     pub fn with_compiler(compiler: CCompiler) -> CpuDevice {
         CpuDevice {
+            name: Arc::from("CPU"),
+            pool: ThreadPool::global(),
             renderer: CStyleRenderer::new(c_dialect(), Target::cpu("CPU")),
             compiler: std::sync::RwLock::new(compiler),
             cache: CompileCache::default(),
             disk: DiskCache::new(cache_dir().join("cpu"), "so"),
         }
+    }
+
+    /// The device `CPU:index` (`CPU` for 0): the same kernels on worker threads of its own.
+    pub fn numbered(mut self, index: usize) -> CpuDevice {
+        self.name = if index == 0 { Arc::from("CPU") } else { Arc::from(format!("CPU:{index}")) };
+        self.pool = ThreadPool::of_device(index);
+        self
     }
 
     /// Uses `dir` for the on-disk kernel cache instead of the user's cache directory.
@@ -131,7 +154,7 @@ impl CpuDevice {
 
     fn load(&self, path: &Path, specs: &[&ProgramSpec]) -> Result<Vec<Arc<CpuProgram>>> {
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-        let err = |message: String| Error::Compile { device: "CPU".into(), kernel: names.join(", "), message };
+        let err = |message: String| Error::Compile { device: self.name.to_string(), kernel: names.join(", "), message };
         // SAFETY: the library is one this process or an earlier one compiled from generated
         // kernel C (the disk cache only hands out complete ELF shared objects); it has no
         // initializers that could misbehave when loaded.
@@ -147,6 +170,8 @@ impl CpuDevice {
                     unsafe { *lib.get::<KernelFn>(name.as_bytes()).map_err(|e| err(format!("symbol {name}: {e}")))? };
                 Ok(Arc::new(CpuProgram {
                     name: name.to_string(),
+                    device: self.name.clone(),
+                    pool: self.pool,
                     threads: spec.threads.max(1),
                     bufs_needed: spec.buffer_params().last().map_or(0, |&k| k + 1),
                     var_count: spec.vars.len(),
@@ -183,10 +208,10 @@ impl CpuDevice {
 
 impl Backend for CpuDevice {
     fn name(&self) -> &str {
-        "CPU"
+        &self.name
     }
     fn alloc(&self, bytes: usize) -> Result<DeviceMemory> {
-        let m = HostMemory::new(bytes).ok_or(Error::OutOfMemory { device: "CPU".into(), bytes })?;
+        let m = HostMemory::new(bytes).ok_or(Error::OutOfMemory { device: self.name.to_string(), bytes })?;
         Ok(DeviceMemory { bytes, inner: Box::new(m) })
     }
     fn copy_in(&self, dst: &DeviceMemory, src: &[u8]) -> Result<()> {

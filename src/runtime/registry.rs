@@ -16,7 +16,7 @@ pub struct DeviceKind {
     pub default_candidate: bool,
     /// The cargo feature that builds it in, if it needs one.
     pub feature: Option<&'static str>,
-    /// Whether `KIND:N` names one of several devices (`CL:1`); `CPU:1` is an error.
+    /// Whether `KIND:N` names one of several devices (`CL:1`); `INTERP:1` is an error.
     pub numbered: bool,
     /// `None` when built without its feature.
     pub open: Option<Opener>,
@@ -90,7 +90,9 @@ pub const DEVICES: &[DeviceKind] = &[
             opener
         },
     },
-    DeviceKind { name: "CPU", default_candidate: true, feature: None, numbered: false, open: Some(super::cpu::open) },
+    // `CPU:N`: more CPU devices on the same memory, each with its own worker threads (for
+    // sharding tests, and for multi-socket machines).
+    DeviceKind { name: "CPU", default_candidate: true, feature: None, numbered: true, open: Some(super::cpu::open) },
     DeviceKind {
         name: "INTERP",
         default_candidate: false,

@@ -22,12 +22,12 @@ pub struct ThreadPool {
 }
 
 impl ThreadPool {
-    fn new(n: usize) -> ThreadPool {
+    fn new(device: usize, n: usize) -> ThreadPool {
         let workers = (0..n)
             .map(|i| {
                 let (tx, rx) = channel::<Job>();
                 std::thread::Builder::new()
-                    .name(format!("ferrograd-cpu-{i}"))
+                    .name(format!("ferrograd-cpu{device}-{i}"))
                     .spawn(move || {
                         for job in rx {
                             // SAFETY: see `Job`; the closure lives until `done` reaches the count.
@@ -45,10 +45,21 @@ impl ThreadPool {
         ThreadPool { workers }
     }
 
-    /// The process-wide pool: one worker per core beyond the calling thread.
+    /// The process-wide pool of device `CPU` (`CPU:0`): one worker per core beyond the calling
+    /// thread.
     pub fn global() -> &'static ThreadPool {
-        static POOL: OnceLock<ThreadPool> = OnceLock::new();
-        POOL.get_or_init(|| ThreadPool::new(cores().saturating_sub(1)))
+        ThreadPool::of_device(0)
+    }
+
+    /// The pool of device `CPU:index`: each CPU device has workers of its own (made on first
+    /// use, kept for the process, as the device is).
+    pub fn of_device(index: usize) -> &'static ThreadPool {
+        static POOLS: OnceLock<Mutex<Vec<Option<&'static ThreadPool>>>> = OnceLock::new();
+        let mut pools = POOLS.get_or_init(|| Mutex::new(Vec::new())).lock().unwrap_or_else(|e| e.into_inner());
+        if pools.len() <= index {
+            pools.resize(index + 1, None);
+        }
+        pools[index].get_or_insert_with(|| Box::leak(Box::new(ThreadPool::new(index, cores().saturating_sub(1)))))
     }
 
     /// Runs `task(0..n)`: core 0 on the calling thread, the others on the workers (round
