@@ -30,6 +30,11 @@ pub const FLAGS: &[Flag] = &[
         doc: "elements per output from which a reduce runs as two kernels: on GPU-style devices into 8–256 slices, on the CPU one slice per thread when there are fewer outputs than threads (0 never)",
     },
     Flag {
+        name: "ALLREDUCE_RING",
+        default: "65536",
+        doc: "elements from which an allreduce across devices goes around a ring (reduce-scatter, then all-gather) instead of copying every shard to every device",
+    },
+    Flag {
         name: "FMA_CHAIN",
         default: "128",
         doc: "register-tile lanes from which unrolled dot products accumulate as one FMA chain (the `F0:n` opt overrides it per kernel)",

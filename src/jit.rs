@@ -63,6 +63,13 @@ enum OutputSource {
     State(Arc<Buffer>),
 }
 
+/// One output of a replay: one part, or one per device for a spread tensor (`MULTI` with this
+/// argument).
+struct Output {
+    parts: Vec<(OutputSource, OutputShape)>,
+    spread: Option<crate::uop::Arg>,
+}
+
 struct Captured {
     steps: Vec<Recorded>,
     /// Index bounds the function checks (run again after every replay).
@@ -70,7 +77,7 @@ struct Captured {
     inputs: Vec<InputSpec>,
     /// The input buffers of the captured call, replaced by the new ones on replay.
     input_bufs: Vec<Arc<Buffer>>,
-    outputs: Vec<(OutputSource, OutputShape)>,
+    outputs: Vec<Output>,
     /// The role of every buffer of every step (for checking that call 3 matches).
     roles: Vec<Vec<Role>>,
 }
@@ -222,7 +229,7 @@ impl TinyJit {
         inputs: &[&Tensor],
         vars: &[Dim],
         bufs: &[Arc<Buffer>],
-    ) -> Result<(Vec<Recorded>, Vec<capture::Check>, Vec<(OutputSource, OutputShape)>, Vec<Tensor>)> {
+    ) -> Result<(Vec<Recorded>, Vec<capture::Check>, Vec<Output>, Vec<Tensor>)> {
         for (i, a) in bufs.iter().enumerate() {
             if bufs[..i].iter().any(|b| Arc::ptr_eq(a, b)) {
                 return Err(Error::Jit("TinyJit: the same buffer is passed as two inputs".into()));
@@ -246,23 +253,32 @@ impl TinyJit {
             .filter(|s| !s.assign && matches!(s.step, Step::Kernel(_) | Step::Copy))
             .map(|s| &s.bufs[0])
             .collect();
+        let part = |u: &crate::UOp| -> Result<(OutputSource, OutputShape)> {
+            // A realized symbolic tensor is a window of its buffer (see `realize_all`).
+            let symbolic = u.has_symbolic_shape() && u.op() == Ops::SHRINK;
+            let base = if symbolic { u.src()[0].clone() } else { u.clone() };
+            let b = existing_buffer(&base).ok_or_else(|| Error::Jit("TinyJit: an output is not realized".into()))?;
+            let source = if let Some(k) = bufs.iter().position(|x| Arc::ptr_eq(x, &b)) {
+                OutputSource::Input(k)
+            } else if written.iter().any(|x| Arc::ptr_eq(x, &b)) {
+                OutputSource::Fresh(b)
+            } else {
+                OutputSource::State(b)
+            };
+            Ok((source, (base.shape().to_vec(), symbolic.then(|| u.sym_shape()))))
+        };
         let outputs = outs
             .iter()
             .map(|t| {
-                // A realized symbolic tensor is a window of its buffer (see `realize_all`).
                 let u = t.uop();
-                let symbolic = u.has_symbolic_shape() && u.op() == Ops::SHRINK;
-                let base = if symbolic { u.src()[0].clone() } else { u.clone() };
-                let b =
-                    existing_buffer(&base).ok_or_else(|| Error::Jit("TinyJit: an output is not realized".into()))?;
-                let source = if let Some(k) = bufs.iter().position(|x| Arc::ptr_eq(x, &b)) {
-                    OutputSource::Input(k)
-                } else if written.iter().any(|x| Arc::ptr_eq(x, &b)) {
-                    OutputSource::Fresh(b)
-                } else {
-                    OutputSource::State(b)
-                };
-                Ok((source, (base.shape().to_vec(), symbolic.then(|| u.sym_shape()))))
+                Ok(match u.op() {
+                    // Spread over devices: each device's part.
+                    Ops::MULTI => Output {
+                        parts: u.src().iter().map(part).collect::<Result<_>>()?,
+                        spread: Some(u.arg().clone()),
+                    },
+                    _ => Output { parts: vec![part(&u)?], spread: None },
+                })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok((captured.steps, captured.checks, outputs, outs))
@@ -332,7 +348,7 @@ impl TinyJit {
         // Captured buffer → this call's: the inputs, and a fresh buffer per fresh output.
         let mut swap: Vec<(Arc<Buffer>, Arc<Buffer>)> =
             cap.input_bufs.iter().cloned().zip(bufs.iter().cloned()).collect();
-        for (src, _) in &cap.outputs {
+        for (src, _) in cap.outputs.iter().flat_map(|o| &o.parts) {
             if let OutputSource::Fresh(b) = src {
                 if !swap.iter().any(|(x, _)| Arc::ptr_eq(x, b)) {
                     let fresh = Buffer::on(BufferObj::device(&**b), BufferObj::dtype(&**b), BufferObj::size(&**b));
@@ -363,16 +379,23 @@ impl TinyJit {
             crate::tensor::checks::verify(&buf, c.lo, c.hi, &c.what, c.condition)?;
             capture::record_check(capture::Check { buf, ..c.clone() });
         }
+        let view = |(src, (layout, dims)): &(OutputSource, OutputShape)| {
+            let b = match src {
+                OutputSource::Input(k) => bufs[*k].clone(),
+                OutputSource::Fresh(b) | OutputSource::State(b) => map(b),
+            };
+            let dims: Option<Vec<Dim>> = dims.as_ref().map(|d| d.iter().map(|d| rebind(d, values)).collect());
+            buffer_view_dims(b, layout, dims.as_deref())
+        };
         Ok(cap
             .outputs
             .iter()
-            .map(|(src, (layout, dims))| {
-                let b = match src {
-                    OutputSource::Input(k) => bufs[*k].clone(),
-                    OutputSource::Fresh(b) | OutputSource::State(b) => map(b),
-                };
-                let dims: Option<Vec<Dim>> = dims.as_ref().map(|d| d.iter().map(|d| rebind(d, values)).collect());
-                Tensor::from_uop(buffer_view_dims(b, layout, dims.as_deref()))
+            .map(|o| {
+                let parts: Vec<crate::UOp> = o.parts.iter().map(view).collect();
+                Tensor::from_uop(match &o.spread {
+                    Some(arg) => crate::UOp::new(Ops::MULTI, parts[0].dtype(), parts, arg.clone()),
+                    None => parts.into_iter().next().expect("one part"),
+                })
             })
             .collect())
     }

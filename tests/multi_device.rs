@@ -38,3 +38,262 @@ fn mixing_devices_without_a_copy_panics_naming_both() {
     let msg = panic_message(|| drop(&a + &b));
     assert!(msg.contains("CPU") && msg.contains("CPU:1") && msg.contains(".to(device)"), "{msg}");
 }
+
+const TWO: [&str; 2] = ["CPU", "CPU:1"];
+const THREE: [&str; 3] = ["CPU", "CPU:1", "CPU:2"];
+
+fn ints(shape: &[usize], seed: i32) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<i32> = (0..n as i32).map(|i| (i * 7 + seed) % 23 - 11).collect();
+    Tensor::from_vec(v, shape.to_vec())
+}
+
+fn floats(shape: &[usize], seed: u32) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<f32> = (0..n as u32)
+        .map(|i| ((i.wrapping_mul(2654435761).wrapping_add(seed) >> 8) % 1000) as f32 / 500.0 - 1.0)
+        .collect();
+    Tensor::from_vec(v, shape.to_vec())
+}
+
+fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{what}: element {i}: {g} vs {w}");
+    }
+}
+
+#[test]
+fn shards_gather_back_exactly_on_two_and_three_devices() {
+    let x = ints(&[6, 4], 3);
+    let want = x.to_vec::<i32>().unwrap();
+    for devices in [&TWO[..], &THREE[..]] {
+        for axis in [Some(0), Some(1), None] {
+            if axis == Some(1) && devices.len() == 3 {
+                continue; // 4 columns do not split over 3 devices
+            }
+            let s = x.shard(devices, axis);
+            assert!(s.is_spread());
+            assert_eq!(s.devices(), devices.iter().map(|d| d.to_string()).collect::<Vec<_>>());
+            assert_eq!(s.shape(), vec![6, 4], "the logical shape");
+            assert_eq!(s.shard_axis(), axis.map(|a| a as usize));
+            assert_eq!(s.to("CPU").to_vec::<i32>().unwrap(), want, "{devices:?} axis {axis:?}");
+            // Realized first, then read (the realized shards are kept and gathered).
+            let r = s.realize().unwrap();
+            assert_eq!(r.to_vec::<i32>().unwrap(), want, "{devices:?} axis {axis:?} realized");
+        }
+    }
+}
+
+#[test]
+fn elementwise_movement_and_reduce_ops_equal_one_device_exactly_for_integers() {
+    let x = ints(&[6, 4, 2], 1);
+    let y = ints(&[6, 4, 2], 5);
+    let f = |x: &Tensor, y: &Tensor| -> Vec<Tensor> {
+        let z = (x * y + 3) * x.max_keepdim(2); // replicated-style broadcast of a reduce on an unsharded axis
+        vec![
+            z.clone(),
+            z.permute([2, 0, 1]).contiguous(),
+            z.reshape([6, 8]) + 1,
+            z.sum_axis(0), // over the sharded axis: an allreduce
+            z.max_axis(0), // allreduce with MAX
+            z.sum_axis(1), // per device
+            z.sum(),       // everything
+            z.reshape([6, 1, 8]).expand([6, 3, 8]).sum_axis(2),
+            z.pad(&[(0, 0), (1, 2), (0, 0)]).shrink(&[(0, 6), (0, 5), (1, 2)]),
+        ]
+    };
+    let want: Vec<Vec<i32>> = f(&x, &y).iter().map(|t| t.to_vec::<i32>().unwrap()).collect();
+    for devices in [&TWO[..], &THREE[..]] {
+        // Both sharded, and one of them replicated (sliced per device to meet the other).
+        for (xa, ya) in [(Some(0), Some(0)), (Some(0), None), (None, None)] {
+            let got = f(&x.shard(devices, xa), &y.shard(devices, ya));
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(&g.to_vec::<i32>().unwrap(), w, "output {k} on {devices:?}, axes {xa:?}/{ya:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn allreduce_naive_and_ring_are_exact_for_integers_and_agree_on_every_device() {
+    // 6 x 70_000 summed over the sharded rows: 70,000 elements per device, above
+    // ALLREDUCE_RING's default (65,536), so the ring; 6 x 100 stays naive.
+    for cols in [100usize, 70_000] {
+        let x = ints(&[6, cols], 2);
+        let want = x.sum_axis(0).to_vec::<i32>().unwrap();
+        for devices in [&TWO[..], &THREE[..]] {
+            let s = x.shard(devices, 0).sum_axis(0).realize().unwrap();
+            assert_eq!(s.shard_axis(), None, "replicated after the allreduce");
+            for d in devices {
+                assert_eq!(s.to(d).to_vec::<i32>().unwrap(), want, "{cols} columns, on {d} of {devices:?}");
+            }
+        }
+        let xf = floats(&[6, cols], 9);
+        let want = xf.sum_axis(0).to_vec::<f32>().unwrap();
+        let s = xf.shard(&THREE, 0).sum_axis(0).realize().unwrap();
+        let first = s.to("CPU").to_vec::<f32>().unwrap();
+        assert_close(&first, &want, 1e-5, "float allreduce");
+        for d in &THREE[1..] {
+            assert_eq!(s.to(d).to_vec::<f32>().unwrap(), first, "every device holds the same bits");
+        }
+    }
+}
+
+#[test]
+fn matmul_sharded_on_rows_or_on_the_reduced_axis() {
+    let a = floats(&[6, 12], 1);
+    let w = floats(&[12, 5], 2);
+    let want = a.matmul(&w).to_vec::<f32>().unwrap();
+    for devices in [&TWO[..], &THREE[..]] {
+        let rows = a.shard(devices, 0).matmul(&w.shard(devices, None));
+        assert_eq!(rows.shard_axis(), Some(0));
+        assert_close(&rows.to_vec::<f32>().unwrap(), &want, 1e-5, "rows");
+        // Sharded along k: each device multiplies its slice, the sum is an allreduce.
+        let inner = a.shard(devices, 1).matmul(&w.shard(devices, 0));
+        assert_eq!(inner.shard_axis(), None);
+        assert_close(&inner.to_vec::<f32>().unwrap(), &want, 1e-5, "k");
+    }
+}
+
+#[test]
+fn backward_through_sharded_data_and_replicated_weights_equals_one_device() {
+    let x = floats(&[6, 8], 3);
+    let w0 = floats(&[8, 4], 4);
+    let loss_of = |x: &Tensor, w: &Tensor| (x.matmul(w).relu() * x.sum_keepdim(1)).mean();
+    let w = w0.copy().requires_grad();
+    loss_of(&x, &w).backward();
+    let want_w = w.grad().unwrap().to_vec::<f32>().unwrap();
+    let xg = x.copy().requires_grad();
+    loss_of(&xg, &w0).backward();
+    let want_x = xg.grad().unwrap().to_vec::<f32>().unwrap();
+    for devices in [&TWO[..], &THREE[..]] {
+        // A replicated parameter: its gradient is summed over the devices' batches.
+        let w = w0.copy().realize().unwrap().requires_grad();
+        w.shard_(devices, None).unwrap();
+        assert!(w.is_spread() && w.is_requires_grad());
+        let loss = loss_of(&x.shard(devices, 0), &w);
+        assert!(loss.is_spread());
+        loss.backward();
+        let g = w.grad().unwrap();
+        assert_eq!(g.devices().len(), devices.len());
+        assert_close(&g.to_vec::<f32>().unwrap(), &want_w, 1e-5, "dL/dw");
+        // Through `shard` back to the tensor that was spread.
+        let xg = x.copy().requires_grad();
+        loss_of(&xg.shard(devices, 0), &w0.shard(devices, None)).backward();
+        assert_eq!(xg.grad().unwrap().devices(), vec!["CPU".to_string()]);
+        assert_close(&xg.grad().unwrap().to_vec::<f32>().unwrap(), &want_x, 1e-5, "dL/dx");
+    }
+}
+
+#[test]
+fn an_assign_writes_every_devices_part() {
+    let p0 = floats(&[6, 4], 5);
+    let step = floats(&[6, 4], 6);
+    let want = (&p0 - &step * 0.5).to_vec::<f32>().unwrap();
+    for axis in [Some(0), None] {
+        let p = p0.copy().realize().unwrap();
+        p.shard_(&THREE, axis).unwrap();
+        // A view taken before the assign reads the same memory: it sees the new values only if
+        // the assign wrote them in place.
+        let view = p.reshape([24]);
+        p.assign(&(&p - &step.shard(&THREE, None) * 0.5));
+        p.realize().unwrap();
+        assert_eq!(p.to_vec::<f32>().unwrap(), want, "axis {axis:?}");
+        assert_eq!(view.to_vec::<f32>().unwrap(), want, "axis {axis:?}: written in place");
+        // Read again after the assign ran: once, not twice.
+        assert_eq!(p.to_vec::<f32>().unwrap(), want);
+        assert_eq!(p.shard_axis(), axis.map(|a| a as usize));
+    }
+}
+
+#[test]
+fn placements_that_do_not_meet_panic_naming_both() {
+    let a = floats(&[4, 2], 1);
+    let s = a.shard(&TWO, 0);
+    let msg = panic_message(|| drop(&a + &s));
+    assert!(msg.contains("CPU") && msg.contains("spread over (CPU, CPU:1)") && msg.contains(".shard("), "{msg}");
+    let t = a.shard(&THREE[1..], 0);
+    let msg = panic_message(|| drop(&s + &t));
+    assert!(msg.contains("(CPU, CPU:1)") && msg.contains("(CPU:1, CPU:2)"), "{msg}");
+    let msg = panic_message(|| drop(a.shard(&THREE, 0)));
+    assert!(msg.contains("[4, 2]") && msg.contains("3 devices") && msg.contains("CPU:2"), "{msg}");
+    let msg = panic_message(|| drop(a.shard(&["CPU", "cpu"], 0)));
+    assert!(msg.contains("twice"), "{msg}");
+    // Lazily built, checked when realized (the axes are worked out there).
+    let b = floats(&[4, 4], 2);
+    let msg = panic_message(|| drop((b.shard(&TWO, 0) + b.shard(&TWO, 1)).realize()));
+    assert!(msg.contains("different axes (0 and 1)"), "{msg}");
+    let msg = panic_message(|| drop(b.shard(&TWO, 1).reshape([16]).realize()));
+    assert!(msg.contains("[4, 4]") && msg.contains("axis 1") && msg.contains("splits the shards"), "{msg}");
+}
+
+/// A small convolutional net in f64 (conv, batch statistics, relu, max-pool, linear, cross
+/// entropy): single-device and data-parallel gradients agree to f64 rounding, so any
+/// difference in f32 training is rounding, not a wrong rule.
+#[test]
+fn data_parallel_gradients_of_a_conv_net_equal_one_device_in_f64() {
+    use ferrograd::tensor::{ConvOpts, PoolOpts};
+    use ferrograd::DType;
+    let x = (floats(&[12, 1, 10, 10], 11) * 3.0).cast(DType::F64);
+    let y = Tensor::from_vec((0..12).map(|i| (i * 7) % 5).collect::<Vec<i32>>(), [12]);
+    let params = || {
+        vec![
+            floats(&[4, 1, 3, 3], 12).cast(DType::F64).realize().unwrap(),
+            floats(&[4], 13).cast(DType::F64).realize().unwrap(),
+            floats(&[5, 64], 14).cast(DType::F64).realize().unwrap(),
+        ]
+    };
+    let loss_of = |x: &Tensor, y: &Tensor, p: &[Tensor]| {
+        let h = x.conv2d(&p[0], Some(&p[1]), &ConvOpts::default());
+        let mean = h.mean_keepdim([0, 2, 3]);
+        let var = (&h - &mean).square().mean_keepdim([0, 2, 3]);
+        let h = ((&h - &mean) / (var + 1e-5).sqrt()).relu().max_pool2d(2, &PoolOpts::default());
+        h.flatten_range(1, -1).matmul(&p[2].t()).sparse_categorical_crossentropy(y, -1, 0.0, Default::default())
+    };
+    let single: Vec<Tensor> = params().into_iter().map(|p| p.requires_grad()).collect();
+    let l1 = loss_of(&x, &y, &single);
+    l1.backward();
+    let want: Vec<Vec<f64>> = single.iter().map(|p| p.grad().unwrap().to_vec::<f64>().unwrap()).collect();
+    for devices in [&TWO[..], &THREE[..]] {
+        let spread: Vec<Tensor> = params().into_iter().map(|p| p.requires_grad()).collect();
+        for p in &spread {
+            p.shard_(devices, None).unwrap();
+        }
+        let l2 = loss_of(&x.shard(devices, 0), &y.shard(devices, 0), &spread);
+        l2.backward();
+        let (a, b) = (l1.to_vec::<f64>().unwrap()[0], l2.to_vec::<f64>().unwrap()[0]);
+        assert!((a - b).abs() <= 1e-12 * a.abs(), "loss {a} vs {b}");
+        // The conv bias's gradient is 0 up to rounding (the batch statistics remove it): compare
+        // against the largest gradient of all.
+        let scale = want.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (k, (p, w)) in spread.iter().zip(&want).enumerate() {
+            let g = p.grad().unwrap().to_vec::<f64>().unwrap();
+            for (i, (g, w)) in g.iter().zip(w).enumerate() {
+                assert!((g - w).abs() <= 1e-10 * scale, "param {k} element {i}: {g} vs {w} on {devices:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn tinyjit_replays_a_step_on_several_devices() {
+    let p = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], [6]);
+    p.shard_(&THREE, 0).unwrap();
+    let state = p.clone();
+    let mut jit = ferrograd::TinyJit::new(move |_| {
+        state.assign(&(&state + 1.0));
+        // A spread output, a gathered one and the updated state itself.
+        vec![&state * 2.0, (&state * &state).sum().to("CPU"), state.clone()]
+    });
+    for call in 1..=6 {
+        let out = jit.call(&[]).unwrap();
+        let want: Vec<f32> = (1..=6).map(|v| (v + call) as f32).collect();
+        assert!(out[0].is_spread() && out[2].is_spread(), "call {call}");
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), want.iter().map(|v| v * 2.0).collect::<Vec<_>>(), "call {call}");
+        assert_eq!(out[1].to_vec::<f32>().unwrap(), vec![want.iter().map(|v| v * v).sum::<f32>()], "call {call}");
+        assert_eq!(out[2].to_vec::<f32>().unwrap(), want, "call {call}");
+    }
+    assert!(jit.captured_len().is_some_and(|n| n > 0));
+    assert_eq!(p.to_vec::<f32>().unwrap(), (7..=12).map(|v| v as f32).collect::<Vec<_>>());
+}

@@ -61,7 +61,8 @@ fn rule(op: Ops) -> Rule {
             Rule::Elementwise
         }
         RESHAPE | PERMUTE | EXPAND | PAD | SHRINK | FLIP | REDUCE_AXIS => Rule::Movement,
-        BUFFER | CONST | IOTA | DEVICE | DEFINE_VAR | BIND => Rule::Leaf,
+        // A tensor spread over devices is a leaf: its sources are each device's memory.
+        BUFFER | CONST | IOTA | DEVICE | DEFINE_VAR | BIND | MULTI => Rule::Leaf,
         ASSIGN => Rule::Assign,
         SINK | REDUCE | DEFINE_GLOBAL | DEFINE_REG | DEFINE_LOCAL | RANGE | END | SPECIAL | INDEX | LOAD | STORE
         | BARRIER | VECTORIZE | GEP | IF | ENDIF => Rule::NotInTensorGraphs,

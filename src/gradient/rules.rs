@@ -1,10 +1,16 @@
 //! The backward rule of each primitive op, and the reverse sweep over a graph that applies
 //! them (or a node's custom gradient).
 
+use crate::schedule::multi;
 use crate::tensor::{add_gradients, custom_gradient, keep_zeros, Tensor};
 use crate::uop::dim::dim_pairs;
 use crate::uop::node::toposort_many;
 use crate::uop::{Arg, Dim, FxHashMap, FxHashSet, Ops, UOp};
+
+/// The sharded axis of a spread node, as `shard` takes it.
+fn shard_axis(n: &UOp) -> Option<isize> {
+    multi::shard_axis(n).map(|a| a as isize)
+}
 
 /// Gradients of the sources of `node` given the gradient `g` of `node` (same shape). `None`
 /// for sources that get no gradient (conditions, integer indices, detached values).
@@ -87,7 +93,28 @@ fn backward_rule(node: &UOp, g: &Tensor) -> Vec<Option<Tensor>> {
             }
         }
         Ops::CONTIGUOUS => vec![Some(g.clone())],
+        // A gather's gradient is spread again like the tensor it gathered.
+        Ops::COPY if multi::is_spread(&src[0]) => vec![Some(g.shard(&multi::devices_of(&src[0]), shard_axis(&src[0])))],
         Ops::COPY => vec![Some(g.to(src[0].device().unwrap_or("CPU")))],
+        // Each device's tensor gets its part of the gradient; of replicated copies, the first
+        // carries it all (they are one value).
+        Ops::MULTI => {
+            let devices = multi::devices_of(node);
+            match multi::shard_axis(node) {
+                Some(a) => src
+                    .iter()
+                    .zip(&devices)
+                    .map(|(s, d)| {
+                        let start = devices.iter().position(|x| x == d).expect("its device") * s.shape()[a];
+                        let cut: Vec<(usize, usize)> = (0..g.ndim())
+                            .map(|k| if k == a { (start, start + s.shape()[a]) } else { (0, g.shape()[k]) })
+                            .collect();
+                        Some(g.to(d).shrink(&cut))
+                    })
+                    .collect(),
+                None => (0..src.len()).map(|i| (i == 0).then(|| g.to(&devices[0]))).collect(),
+            }
+        }
         // Comparisons, bitwise and integer ops have no gradient; DETACH stops it.
         _ => vec![None; src.len()],
     }

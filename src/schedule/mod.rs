@@ -9,6 +9,7 @@
 
 mod graph_log;
 pub(crate) mod graph_rules;
+pub(crate) mod multi;
 mod pack_panels;
 pub(crate) mod rangeify;
 pub(crate) mod realized;

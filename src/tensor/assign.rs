@@ -30,6 +30,12 @@ fn assign_node_with(src: Vec<UOp>) -> UOp {
     UOp::new(Ops::ASSIGN, src[0].dtype(), src, Arg::Int(id))
 }
 
+/// A tensor spread over devices whose every part is memory (a realized spread tensor): an
+/// assign writes each device's part in place (`schedule/multi.rs`).
+fn is_spread_memory(u: &UOp) -> bool {
+    u.op() == Ops::MULTI && u.src().iter().all(|s| existing_buffer(s).is_some())
+}
+
 /// A tensor handle on an assign node (not `from_uop`, which would detach it inside `no_grad`).
 fn handle(uop: UOp) -> Tensor {
     Tensor { inner: Arc::new(RwLock::new(TensorInner { uop, requires_grad: false, grad: None, backward_done: false })) }
@@ -73,7 +79,7 @@ impl Tensor {
             Ops::ASSIGN => target.src()[0].clone(),
             _ => target.clone(),
         };
-        if existing_buffer(&target_view).is_some() {
+        if existing_buffer(&target_view).is_some() || is_spread_memory(&target_view) {
             self.set_uop(assign_node(target_view, v.uop()));
         } else if let Some((base, chain)) = view_of_realized(&target) {
             // A view (slice, transpose, reshape) of a realized tensor: write through to it, now

@@ -98,6 +98,11 @@ impl Tensor {
         assert_eq!(n, data.len(), "from_slice: shape {shape:?} needs {n} elements, got {}", data.len());
         // The device opens (and the data is copied in) when the tensor is first used, so a
         // device that cannot open is an error of that realize, not a panic here.
+        if device.contains(',') {
+            // A device name of a spread tensor (`CPU,CPU:1`): a whole copy in each device's memory.
+            let copies = device.split(',').map(|d| Tensor::from_slice_on(data, shape.clone(), d).uop()).collect();
+            return Tensor::from_uop(crate::schedule::multi::Spread { shards: copies, axis: None }.multi());
+        }
         let buf = Buffer::with_data(device, T::DTYPE, T::to_bytes(data));
         Tensor::from_uop(buffer_view(buf, &shape))
     }

@@ -1,10 +1,11 @@
 //! Realizing and reading data: `realize`, `to_vec`, `item`, `Display`.
 
-use super::create::buffer_view_dims;
+use super::create::{buffer_view, buffer_view_dims};
 use super::Tensor;
 use crate::engine;
 use crate::error::{Error, Result};
 use crate::runtime::Buffer;
+use crate::schedule::multi::{self, Lowered, Spread};
 use crate::uop::dtype::decode_element;
 use crate::uop::{ConstValue, Element};
 use std::fmt;
@@ -36,17 +37,44 @@ impl Tensor {
             let dup = uops.contains(&u) && crate::schedule::existing_buffer(&u).is_none();
             uops.push(if dup { t.contiguous().uop() } else { u });
         }
-        let mut devices: Vec<&str> = uops.iter().filter_map(|u| u.device()).collect();
+        // Tensors spread over devices become one graph per device (`schedule/multi.rs`).
+        let lowered: Vec<Lowered> = match multi::needs_lowering() {
+            true => multi::lower(&uops),
+            false => uops.iter().cloned().map(Lowered::One).collect(),
+        };
+        let roots: Vec<crate::UOp> = lowered
+            .iter()
+            .flat_map(|l| match l {
+                Lowered::One(u) => vec![u.clone()],
+                Lowered::Spread(s) => s.shards.clone(),
+            })
+            .collect();
+        let mut devices: Vec<&str> = roots.iter().filter_map(|u| u.device()).collect();
         devices.sort_unstable();
         devices.dedup();
         for d in devices {
             super::selftest::ensure(d)?;
         }
-        let bufs = engine::realize(&uops)?;
-        for (t, b) in tensors.iter().zip(bufs) {
+        let mut bufs = engine::realize(&roots)?.into_iter();
+        for ((t, logical), low) in tensors.iter().zip(&uops).zip(lowered) {
             let old = t.uop();
-            let dims = old.has_symbolic_shape().then(|| old.sym_shape());
-            let view = buffer_view_dims(b, old.shape(), dims.as_deref());
+            let view = match low {
+                Lowered::One(u) => {
+                    let dims = old.has_symbolic_shape().then(|| old.sym_shape());
+                    let view = buffer_view_dims(bufs.next().expect("a buffer per root"), old.shape(), dims.as_deref());
+                    if u != *logical {
+                        multi::remember_realized(logical, &view);
+                    }
+                    view
+                }
+                Lowered::Spread(s) => {
+                    let shards =
+                        s.shards.iter().map(|x| buffer_view(bufs.next().expect("a buffer per shard"), x.shape()));
+                    let view = Spread { shards: shards.collect(), axis: s.axis }.multi();
+                    multi::remember_realized(logical, &view);
+                    view
+                }
+            };
             let inner = t.read();
             let keep_graph = !inner.requires_grad && !inner.backward_done;
             drop(inner);
@@ -56,7 +84,10 @@ impl Tensor {
             t.set_uop(view);
         }
         for c in &checks {
-            let buf = crate::schedule::existing_buffer(&c.bounds.uop()).expect("a realized index check");
+            // A check spread over devices was allreduced: every device holds the same bounds.
+            let bounds = c.bounds.uop();
+            let held = if bounds.op() == crate::uop::Ops::MULTI { bounds.src()[0].clone() } else { bounds };
+            let buf = crate::schedule::existing_buffer(&held).expect("a realized index check");
             super::checks::verify(&buf, c.lo, c.hi, &c.what, c.condition)?;
             let (lo, hi, what, condition) = (c.lo, c.hi, c.what.clone(), c.condition);
             engine::capture::record_check(engine::capture::Check { buf, lo, hi, what, condition });
@@ -79,6 +110,10 @@ impl Tensor {
                 "TinyJit: reading tensor data inside a captured function is not allowed (it would not be replayed)"
                     .into(),
             ));
+        }
+        if self.is_spread() {
+            // Gathered on the first device (shards concatenated, or one copy).
+            return self.to(&self.devices()[0]).to_bytes();
         }
         let bytes = self.buffer()?.to_bytes()?;
         if !self.is_symbolic() {

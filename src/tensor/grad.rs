@@ -55,10 +55,7 @@ pub(crate) fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
     // A remembered graph may itself contain realized values: repeat (bounded) until none.
     for _ in 0..64 {
         let mut sub: FxHashMap<UOp, UOp> = FxHashMap::default();
-        for n in root.toposort() {
-            if targets.contains(&n) {
-                continue;
-            }
+        for n in above_targets(&root, targets) {
             if let Some(g) = SOURCES.get(&n) {
                 if leads_to_target(&n, &g, targets, &mut leads) {
                     sub.insert(n, g);
@@ -71,6 +68,22 @@ pub(crate) fn with_sources(root: &UOp, targets: &FxHashSet<UOp>) -> UOp {
         root = root.substitute(&sub);
     }
     root
+}
+
+/// The nodes reachable from `root` without passing through a target (a target's own sources,
+/// such as the shards of a spread parameter, are its value, not a graph to differentiate).
+fn above_targets(root: &UOp, targets: &FxHashSet<UOp>) -> Vec<UOp> {
+    let mut seen: FxHashSet<UOp> = FxHashSet::default();
+    let mut stack = vec![root.clone()];
+    let mut out = Vec::new();
+    while let Some(n) = stack.pop() {
+        if targets.contains(&n) || !seen.insert(n.clone()) {
+            continue;
+        }
+        stack.extend(n.src().iter().cloned());
+        out.push(n);
+    }
+    out
 }
 
 /// The live tensors that require grad.

@@ -52,6 +52,16 @@ impl Tensor {
     pub(crate) fn set_uop(&self, u: UOp) {
         self.write().uop = u;
     }
+    /// Points this handle at `value` (any shape, dtype or device), as tinygrad's `replace` and
+    /// PyTorch's `.data = value`: every clone of this handle sees it, and what the tensor is to
+    /// autograd (a parameter) stays; its gradient is cleared.
+    pub fn replace(&self, value: &Tensor) -> &Tensor {
+        let mut inner = self.write();
+        inner.uop = value.uop();
+        inner.grad = None;
+        drop(inner);
+        self
+    }
     /// The shape; panics for a tensor with a symbolic length (see [`Tensor::sym_shape`]).
     pub fn shape(&self) -> Vec<usize> {
         let u = self.uop();

@@ -28,6 +28,7 @@ mod select;
 mod selftest;
 mod shape_args;
 mod shape_ops;
+mod shard;
 mod sort;
 pub(crate) mod symbolic;
 pub(crate) mod trace;

@@ -27,6 +27,11 @@ pub enum Ops {
     ASSIGN,
     /// Detaches from autograd; no effect on values.
     DETACH,
+    /// A tensor spread over several devices: `src` = one tensor per device (all of one shape),
+    /// `arg = Int(axis)`: the sources are consecutive slices of that axis, or `Int(-1)`: each is a
+    /// whole copy. Its device is the devices' names joined by `,` (`CPU,CPU:1`); the scheduler
+    /// splits every op on such a device into one op per device (`schedule/multi.rs`).
+    MULTI,
 
     // ---- movement (tensor level only; become index arithmetic) ----
     RESHAPE,

@@ -37,6 +37,20 @@ fn infer_shape_unchecked(op: Ops, dtype: DType, src: &[UOp], arg: &Arg) -> Optio
             _ => panic!("IOTA needs an Int arg"),
         },
         Ops::CONTIGUOUS | Ops::COPY | Ops::DETACH | Ops::CAST | Ops::ASSIGN => s0(),
+        Ops::MULTI => {
+            let mut s = s0()?;
+            assert!(
+                src.iter().all(|x| x.try_shape() == Some(&s[..])),
+                "MULTI: the tensors on the devices have different shapes {:?}",
+                src.iter().map(|x| x.try_shape()).collect::<Vec<_>>()
+            );
+            if let Arg::Int(axis) = arg {
+                if *axis >= 0 {
+                    s[*axis as usize] *= src.len();
+                }
+            }
+            Some(s)
+        }
         Ops::BITCAST => {
             let s = s0()?;
             if src[0].dtype().itemsize() != dtype.itemsize() {
@@ -212,6 +226,14 @@ pub(crate) fn infer_device(op: Ops, src: &[UOp], arg: &Arg) -> Option<Arc<str>> 
         (Ops::DEVICE, Arg::Str(name)) => return Some(name.clone()),
         (Ops::BUFFER, Arg::Buffer(b)) => return Some(Arc::from(b.0.device())),
         (Ops::COPY, Arg::Str(name)) => return Some(name.clone()),
+        (Ops::MULTI, _) => {
+            let names: Vec<&str> = src.iter().map(|s| s.device().expect("MULTI: a source without a device")).collect();
+            for (i, n) in names.iter().enumerate() {
+                assert!(!n.contains(','), "MULTI: a source is itself spread over devices ({n})");
+                assert!(!names[..i].contains(n), "MULTI: device {n} appears twice in {names:?}");
+            }
+            return Some(Arc::from(names.join(",")));
+        }
         _ => {}
     }
     let mut found: Option<Arc<str>> = None;
@@ -219,12 +241,33 @@ pub(crate) fn infer_device(op: Ops, src: &[UOp], arg: &Arg) -> Option<Arc<str>> 
         if let Some(d) = s.device_arc() {
             match &found {
                 None => found = Some(d),
-                Some(f) if **f != *d => {
-                    panic!("{op:?}: sources are on different devices, {f} and {d}; move one with .to(device)")
-                }
+                Some(f) if **f != *d => panic!("{op:?}: sources are on different devices, {}", placements(f, &d)),
                 _ => {}
             }
         }
     }
     found
+}
+
+/// The devices of a device name: several for a tensor spread over devices (`CPU,CPU:1`).
+pub fn placement_devices(device: &str) -> Vec<&str> {
+    device.split(',').collect()
+}
+
+/// Two placements that do not meet, named for a panic message with what to do.
+fn placements(a: &str, b: &str) -> String {
+    let name = |d: &str| match d.contains(',') {
+        true => format!("a tensor spread over ({})", placement_devices(d).join(", ")),
+        false => d.to_string(),
+    };
+    if a.contains(',') || b.contains(',') {
+        format!(
+            "{} and {}; give both the same placement (`.shard(&devices, axis)` spreads a tensor, `.to(device)` \
+             gathers one)",
+            name(a),
+            name(b)
+        )
+    } else {
+        format!("{a} and {b}; move one with .to(device)")
+    }
 }
