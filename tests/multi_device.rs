@@ -220,12 +220,37 @@ fn placements_that_do_not_meet_panic_naming_both() {
     assert!(msg.contains("[4, 2]") && msg.contains("3 devices") && msg.contains("CPU:2"), "{msg}");
     let msg = panic_message(|| drop(a.shard(&["CPU", "cpu"], 0)));
     assert!(msg.contains("twice"), "{msg}");
-    // Lazily built, checked when realized (the axes are worked out there).
-    let b = floats(&[4, 4], 2);
-    let msg = panic_message(|| drop((b.shard(&TWO, 0) + b.shard(&TWO, 1)).realize()));
-    assert!(msg.contains("different axes (0 and 1)"), "{msg}");
-    let msg = panic_message(|| drop(b.shard(&TWO, 1).reshape([16]).realize()));
-    assert!(msg.contains("[4, 4]") && msg.contains("axis 1") && msg.contains("splits the shards"), "{msg}");
+}
+
+#[test]
+fn ops_that_need_other_devices_elements_gather_first() {
+    // Sharded on different axes, a reshape that splits the shards, a flip, pad and shrink along
+    // the sharded axis, an assign of a value sharded otherwise: each runs on the tensor gathered
+    // whole on every device, and equals one device's result.
+    let b = ints(&[4, 6], 2);
+    let c = ints(&[4, 6], 9);
+    let f = |b: &Tensor, c: &Tensor| -> Vec<Tensor> {
+        vec![
+            b + c,
+            b.reshape([24]) * 2,
+            b.t().reshape([2, 12]),
+            b.flip([0]) - c,
+            b.pad(&[(1, 0), (0, 0)]).sum_axis(1),
+            b.shrink(&[(1, 3), (0, 6)]),
+        ]
+    };
+    let want: Vec<Vec<i32>> = f(&b, &c).iter().map(|t| t.to_vec::<i32>().unwrap()).collect();
+    for (ba, ca) in [(Some(0), Some(1)), (Some(1), Some(0)), (Some(0), None)] {
+        let got = f(&b.shard(&TWO, ba), &c.shard(&TWO, ca));
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(&g.to_vec::<i32>().unwrap(), w, "output {k}, axes {ba:?}/{ca:?}");
+        }
+    }
+    let p = ints(&[4, 6], 1).realize().unwrap();
+    p.shard_(&TWO, 0).unwrap();
+    p.assign(c.shard(&TWO, 1));
+    assert_eq!(p.to_vec::<i32>().unwrap(), c.to_vec::<i32>().unwrap());
+    assert_eq!(p.shard_axis(), Some(0));
 }
 
 /// A small convolutional net in f64 (conv, batch statistics, relu, max-pool, linear, cross

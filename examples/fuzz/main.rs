@@ -10,7 +10,8 @@
 //!
 //! `--vmap` maps each graph with `ferrograd::func::vmap` over a batch and compares every element
 //! with the reference (`vmap.rs`); `--grad` checks the VJP and JVP of each graph's smooth part in
-//! float64 against central differences (`grad.rs`).
+//! float64 against central differences (`grad.rs`); `--multi` runs each graph with its inputs
+//! spread over two or three devices and compares the gathered outputs (`multi.rs`).
 //!
 //! `--sanitize` compiles CPU kernels with UBSan and ASan (see `sanitize.rs`): any report ends the
 //! run with a non-zero status.
@@ -23,6 +24,7 @@
 mod grad;
 mod graph;
 mod minimize;
+mod multi;
 mod reference;
 mod run;
 mod sanitize;
@@ -43,11 +45,21 @@ struct Args {
     vmap: bool,
     /// Check `vjp`/`jvp` of each graph's smooth part against central differences instead.
     grad: bool,
+    /// Run each graph spread over several devices instead.
+    multi: bool,
 }
 
 fn parse_args() -> Args {
-    let mut a =
-        Args { graphs: 100, seed: 1, devices: Vec::new(), modes: Vec::new(), batch: 24, vmap: false, grad: false };
+    let mut a = Args {
+        graphs: 100,
+        seed: 1,
+        devices: Vec::new(),
+        modes: Vec::new(),
+        batch: 24,
+        vmap: false,
+        grad: false,
+        multi: false,
+    };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     let value = |i: usize| argv.get(i + 1).cloned().unwrap_or_else(|| panic!("fuzz: {} needs a value", argv[i]));
@@ -77,12 +89,17 @@ fn parse_args() -> Args {
                 i += 1;
                 continue;
             }
+            "--multi" => {
+                a.multi = true;
+                i += 1;
+                continue;
+            }
             "--sanitize" => {
                 i += 1;
                 continue;
             }
             other => panic!(
-                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam --sanitize --vmap --grad)"
+                "fuzz: unknown argument `{other}` (--graphs N --seed S --dev CPU,CL --modes default,noopt,random,beam --sanitize --vmap --grad --multi)"
             ),
         }
         i += 2;
@@ -193,7 +210,7 @@ fn main() {
         sanitize::restart_sanitized();
     }
     let args = parse_args();
-    if args.vmap || args.grad {
+    if args.vmap || args.grad || args.multi {
         fuzz_transforms(&args);
     }
     // Kernels go to a cache of the fuzzer's own (unless the user chose one), wiped as it goes.
@@ -271,17 +288,28 @@ fn main() {
 /// `--vmap`: maps every graph with `vmap` on every device and compares each batch element with
 /// the reference; ends with `fuzz vmap: N graphs, M mismatches, U unsupported`. `--grad`: checks
 /// the VJP and JVP of every graph's smooth part against central differences; ends with
-/// `fuzz grad: N graphs, M mismatches, S skipped` (graphs with no smooth part).
+/// `fuzz grad: N graphs, M mismatches, S skipped` (graphs with no smooth part). `--multi`: runs
+/// every graph spread over devices; ends with `fuzz multi: N graphs, M mismatches, U unsupported`.
 fn fuzz_transforms(args: &Args) -> ! {
     std::panic::set_hook(Box::new(|_| {}));
     let start = Instant::now();
     let (mut mismatches, mut others) = (0usize, 0usize);
-    let (flag, other) = if args.vmap { ("vmap", "unsupported") } else { ("grad", "skipped") };
+    let (flag, other) = match (args.vmap, args.multi) {
+        (true, _) => ("vmap", "unsupported"),
+        (_, true) => ("multi", "unsupported"),
+        _ => ("grad", "skipped"),
+    };
     for i in 0..args.graphs {
         let seed = args.seed.wrapping_add(i);
         let g = generate(seed);
         for dev in &args.devices {
-            let (mismatch, note) = if args.vmap {
+            let (mismatch, note) = if args.multi {
+                match multi::check(&g, seed, dev) {
+                    multi::MultiVerdict::Ok => (None, None),
+                    multi::MultiVerdict::Unsupported(m) => (None, Some(m)),
+                    multi::MultiVerdict::Mismatch(m) => (Some(m), None),
+                }
+            } else if args.vmap {
                 match vmap::check(&g, seed, dev) {
                     vmap::VmapVerdict::Ok => (None, None),
                     vmap::VmapVerdict::Unsupported(m) => (None, Some(m)),

@@ -34,7 +34,8 @@ fn element(g: &Graph, shared: &[bool], j: u64) -> Graph {
     g
 }
 
-fn read(t: &Tensor, dt: Dt) -> ferrograd::Result<Vec<Got>> {
+/// A tensor's elements as the comparison takes them (floats as f64, integers as i128).
+pub fn read(t: &Tensor, dt: Dt) -> ferrograd::Result<Vec<Got>> {
     Ok(if dt.is_float() {
         t.cast(DType::F32).to_vec::<f32>()?.into_iter().map(|v| Got { v: v as f64, i: 0 }).collect()
     } else {

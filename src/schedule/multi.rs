@@ -5,9 +5,11 @@
 //! one graph per device, node by node in topological order (one rule per op group below):
 //!
 //! - elementwise ops run per device; a replicated source meeting a sharded one is sliced to
-//!   each device's part (a view, no copy); two sources sharded on different axes are an error;
-//! - movement ops run per device with their argument restated for one shard (a reshape must
-//!   keep the sharded axis whole, a pad or shrink must leave it alone);
+//!   each device's part (a view, no copy); a source sharded on another axis is gathered whole on
+//!   every device first (an all-gather; `DEBUG=1` says where);
+//! - movement ops run per device with their argument restated for one shard; one that needs
+//!   other devices' elements (a pad, shrink or flip along the sharded axis, a reshape that
+//!   splits the shards) runs on the tensor gathered whole on every device;
 //! - a reduce over the sharded axis reduces each shard, then combines them with an
 //!   **allreduce built from copies**: naive (every shard copied to every device, combined in
 //!   the same order everywhere, so the copies agree bit for bit) below `ALLREDUCE_RING`
@@ -180,27 +182,38 @@ fn gather(s: &Spread, copy: &UOp) -> UOp {
     }
 }
 
+/// A sharded tensor made whole on every device (an all-gather: each device receives every
+/// other device's shard and concatenates them), for an op that cannot work shard by shard.
+fn replicate(s: &Spread, devices: &[String], why: impl FnOnce() -> String) -> Spread {
+    let Some(axis) = s.axis else { return s.clone() };
+    if crate::helpers::debug_level() >= 1 {
+        eprintln!("multi: {}: the tensor is gathered on every device", why());
+    }
+    let shards =
+        devices.iter().map(|d| concat(&s.shards.iter().map(|x| copy_to(x, d)).collect::<Vec<_>>(), axis)).collect();
+    Spread { shards, axis: None }
+}
+
 /// Sources of an elementwise node, one list per device, and the axis of the result.
 fn align(n: &UOp, sources: &[Option<&Spread>], parts: usize) -> (Vec<Vec<UOp>>, Option<usize>) {
-    let mut axis = None;
-    for s in sources.iter().flatten() {
-        match (axis, s.axis) {
-            (None, a) => axis = a,
-            (Some(a), Some(b)) if a != b => panic!(
-                "{:?}: its sources are sharded on different axes ({a} and {b}) over ({}); shard them alike \
-                 (gather one with .to(device) and shard it again)",
-                n.op(),
-                devices_of(n).join(", ")
-            ),
-            _ => {}
-        }
-    }
+    // The first sharded source decides; sources sharded on another axis are gathered first.
+    let axis = sources.iter().flatten().find_map(|s| s.axis);
+    let devices = devices_of(n);
+    let regathered: Vec<Option<Spread>> = sources
+        .iter()
+        .map(|s| {
+            s.filter(|s| s.axis.is_some() && s.axis != axis).map(|s| {
+                replicate(s, &devices, || format!("{:?} of sources sharded on axes {axis:?} and {:?}", n.op(), s.axis))
+            })
+        })
+        .collect();
+    let sources: Vec<Option<&Spread>> = sources.iter().zip(&regathered).map(|(s, r)| r.as_ref().or(*s)).collect();
     let per_device = (0..parts)
         .map(|i| {
             n.src()
                 .iter()
-                .zip(sources)
-                .map(|(x, s)| match (s, axis) {
+                .zip(&sources)
+                .map(|(x, s)| match (*s, axis) {
                     (Some(s), Some(a)) if s.axis.is_none() => slice(&s.shards[i], a, i, parts),
                     (Some(s), _) => s.shards[i].clone(),
                     // Sources without a device (variables) are shared.
@@ -226,7 +239,7 @@ fn lower_node(n: &UOp, spread: &FxHashMap<UOp, Spread>, rebuilt: &FxHashMap<UOp,
             Spread { shards, ..s }
         }
         Ops::RESHAPE | Ops::PERMUTE | Ops::EXPAND | Ops::PAD | Ops::SHRINK | Ops::FLIP => {
-            movement(n, &spread[&n.src()[0]], parts)
+            movement(n, &spread[&n.src()[0]], &devices)
         }
         Ops::REDUCE_AXIS => {
             let s = &spread[&n.src()[0]];
@@ -237,7 +250,7 @@ fn lower_node(n: &UOp, spread: &FxHashMap<UOp, Spread>, rebuilt: &FxHashMap<UOp,
                 axis => Spread { shards, axis },
             }
         }
-        Ops::ASSIGN => assign(n, spread, parts),
+        Ops::ASSIGN => assign(n, spread, &devices),
         op if op.is_alu()
             || matches!(op, Ops::CAST | Ops::BITCAST | Ops::CONTIGUOUS | Ops::DETACH | Ops::CONST | Ops::IOTA) =>
         {
@@ -249,72 +262,80 @@ fn lower_node(n: &UOp, spread: &FxHashMap<UOp, Spread>, rebuilt: &FxHashMap<UOp,
     }
 }
 
-/// A movement op on one shard: its argument restated for the shard's shape.
-fn movement(n: &UOp, s: &Spread, parts: usize) -> Spread {
-    let on_each = |arg: Arg, axis: Option<usize>| Spread {
+/// A movement op on one shard: its argument restated for the shard's shape. One that would
+/// need another device's elements (a pad, shrink or flip along the sharded axis, a reshape that
+/// splits the shards) runs on the tensor gathered whole on every device.
+fn movement(n: &UOp, s: &Spread, devices: &[String]) -> Spread {
+    let parts = devices.len();
+    let on_each = |s: &Spread, arg: Arg, axis: Option<usize>| Spread {
         shards: s.shards.iter().map(|x| UOp::new(n.op(), n.dtype(), vec![x.clone()], arg.clone())).collect(),
         axis,
     };
-    let Some(a) = s.axis else { return on_each(n.arg().clone(), None) };
-    let (old, new) = (n.src()[0].shape(), n.shape());
-    let refuse = |what: &str| -> ! {
-        panic!(
-            "{:?}: {what} of a tensor of shape {old:?} sharded on axis {a} over {parts} devices; gather it with \
-             .to(device) first",
-            n.op()
-        )
+    let Some(a) = s.axis else { return on_each(s, n.arg().clone(), None) };
+    let old = n.src()[0].shape();
+    let whole = |what: &str| {
+        let r = replicate(s, devices, || format!("{:?}: {what} of shape {old:?} sharded on axis {a}", n.op()));
+        on_each(&r, n.arg().clone(), None)
     };
     match (n.op(), n.arg()) {
         (Ops::PERMUTE, Arg::Axes(order)) => {
             let to = order.iter().position(|&x| x == a).expect("a permutation");
-            on_each(n.arg().clone(), Some(to))
+            on_each(s, n.arg().clone(), Some(to))
         }
         (Ops::EXPAND, Arg::Shape(shape)) => {
             let mut shard = shape.clone();
             shard[a] /= parts;
-            on_each(Arg::Shape(shard), Some(a))
+            on_each(s, Arg::Shape(shard), Some(a))
         }
         (Ops::RESHAPE, Arg::Shape(shape)) => {
             // The axis of the new shape that starts where the sharded one did and still splits
             // into `parts` whole blocks: each shard is then one contiguous block of it.
             let before: usize = old[..a].iter().product();
-            let to = (0..shape.len())
-                .find(|&b| shape[..b].iter().product::<usize>() == before && shape[b] % parts == 0 && shape[b] > 1);
-            let Some(b) = to else { refuse(&format!("reshape to {new:?} splits the shards")) };
-            let mut shard = shape.clone();
-            shard[b] /= parts;
-            on_each(Arg::Shape(shard), Some(b))
+            let to = (0..shape.len()).find(|&b| {
+                shape[..b].iter().product::<usize>() == before && shape[b].is_multiple_of(parts) && shape[b] > 1
+            });
+            match to {
+                Some(b) => {
+                    let mut shard = shape.clone();
+                    shard[b] /= parts;
+                    on_each(s, Arg::Shape(shard), Some(b))
+                }
+                None => whole("a reshape that splits the shards"),
+            }
         }
-        (Ops::PAD, Arg::Pairs(p)) if p[a] == (0, 0) => on_each(n.arg().clone(), Some(a)),
+        (Ops::PAD, Arg::Pairs(p)) if p[a] == (0, 0) => on_each(s, n.arg().clone(), Some(a)),
         (Ops::SHRINK, Arg::Pairs(p)) if p[a] == (0, old[a]) => {
             let mut shard = p.clone();
             shard[a] = (0, old[a] / parts);
-            on_each(Arg::Pairs(shard), Some(a))
+            on_each(s, Arg::Pairs(shard), Some(a))
         }
-        (Ops::FLIP, Arg::Axes(axes)) if !axes.contains(&a) => on_each(n.arg().clone(), Some(a)),
-        (Ops::PAD, _) => refuse("a pad along the sharded axis"),
-        (Ops::SHRINK, _) => refuse("a shrink along the sharded axis"),
-        (Ops::FLIP, _) => refuse("a flip along the sharded axis"),
+        (Ops::FLIP, Arg::Axes(axes)) if !axes.contains(&a) => on_each(s, n.arg().clone(), Some(a)),
+        (Ops::PAD, _) => whole("a pad along the sharded axis"),
+        (Ops::SHRINK, _) => whole("a shrink along the sharded axis"),
+        (Ops::FLIP, _) => whole("a flip along the sharded axis"),
         (op, arg) => unreachable!("{op:?} with argument {arg:?}"),
     }
 }
 
-/// An assign into a spread tensor: each device's part of the value into that device's memory.
-fn assign(n: &UOp, spread: &FxHashMap<UOp, Spread>, parts: usize) -> Spread {
+/// An assign into a spread tensor: each device's part of the value into that device's memory
+/// (a value placed otherwise is gathered first, then sliced like the target).
+fn assign(n: &UOp, spread: &FxHashMap<UOp, Spread>, devices: &[String]) -> Spread {
+    let parts = devices.len();
     let target = &spread[&n.src()[0]];
-    let value = &spread[&n.src()[1]];
     if n.src().len() > 2 && target.axis.is_some() {
         panic!("assign_window into a sharded tensor is not supported; write into a replicated one");
     }
+    let value = match spread[&n.src()[1]].clone() {
+        v if v.axis == target.axis => v,
+        v => replicate(&v, devices, || {
+            format!("assign of a value sharded on {:?} into one sharded on {:?}", v.axis, target.axis)
+        }),
+    };
     let shards = (0..parts)
         .map(|i| {
             let v = match (target.axis, value.axis) {
-                (t, v) if t == v => value.shards[i].clone(),
                 (Some(a), None) => slice(&value.shards[i], a, i, parts),
-                (t, v) => panic!(
-                    "assign: the value is sharded on axis {v:?} and the target on {t:?}; assign a value placed \
-                     like its target"
-                ),
+                _ => value.shards[i].clone(),
             };
             let mut src = vec![target.shards[i].clone(), v];
             src.extend(n.src()[2..].iter().map(|w| spread[w].shards[i].clone()));

@@ -22,6 +22,10 @@ pub(crate) fn default_device() -> String {
 /// The canonical form of a device name given in code; panics (a programmer error) when its
 /// kind is not one ferrograd knows. Whether the device opens is found out when it is used.
 pub(crate) fn checked_device_name(name: &str) -> String {
+    if name.contains(',') {
+        // Several devices (a spread tensor's device name): each part checked.
+        return name.split(',').map(checked_device_name).collect::<Vec<_>>().join(",");
+    }
     let canonical = crate::runtime::registry::canonical_name(name);
     let kind = canonical.split(':').next().unwrap_or("");
     let known = crate::runtime::registry::known_devices();

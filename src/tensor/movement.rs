@@ -277,11 +277,15 @@ impl Tensor {
         self.reshape(new)
     }
 
-    /// A copy of this tensor on `device` (lazy: copied when realized).
+    /// A copy of this tensor on `device` (lazy: copied when realized). A spread tensor is
+    /// gathered; several devices joined by `,` (`"CPU,CPU:1"`) get a whole copy each.
     pub fn to(&self, device: &str) -> Tensor {
         let name = super::create::checked_device_name(device);
         if self.device() == name {
             return self.clone();
+        }
+        if name.contains(',') {
+            return self.shard(&name.split(',').collect::<Vec<_>>(), None);
         }
         self.movement(Ops::COPY, Arg::Str(name.into()))
     }
