@@ -40,6 +40,10 @@ pub enum Error {
     /// the message names it.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A collective across processes failed: a rank left or did not answer, or the launcher's
+    /// environment is incomplete (the message says which rank and what to set).
+    #[error("distributed: {0}")]
+    Distributed(String),
     #[error("{0}")]
     Other(String),
     #[error(transparent)]

@@ -41,6 +41,11 @@ pub const FLAGS: &[Flag] = &[
     },
     Flag { name: "JIT", default: "1", doc: "0 disables TinyJit capture" },
     Flag {
+        name: "DIST_TIMEOUT",
+        default: "60",
+        doc: "seconds a collective of `distributed::Communicator` waits for the other ranks before it fails naming them",
+    },
+    Flag {
         name: "VIZ",
         default: "",
         doc: "1: log the compiler (each kernel's AST, its form after every named pass with the rewrite rules that fired, opts, linear program, source; every launch with its time) and serve it as a web page on 127.0.0.1:`VIZ_PORT` when the program exits; json: write the log as JSON to `VIZ_OUT` after every realize instead",

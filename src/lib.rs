@@ -9,6 +9,7 @@ extern crate self as ferrograd;
 pub mod codegen;
 pub mod compiler_log;
 pub mod device;
+pub mod distributed;
 pub mod engine;
 pub mod error;
 pub mod flags;

@@ -20,6 +20,7 @@ const STAGES: &[&[&str]] = &[
     &["func"],
     &["jit"],
     &["nn"],
+    &["distributed"],
     &["models", "onnx"],
 ];
 
@@ -206,6 +207,9 @@ const PUBLIC_MODULES: &[&str] = &[
     "codegen::passes",
     "compiler_log",
     "device",
+    "distributed",
+    "distributed::in_process",
+    "distributed::tcp",
     "engine",
     "engine::beam",
     "error",
