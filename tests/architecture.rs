@@ -208,8 +208,6 @@ const PUBLIC_MODULES: &[&str] = &[
     "compiler_log",
     "device",
     "distributed",
-    "distributed::in_process",
-    "distributed::tcp",
     "engine",
     "engine::beam",
     "error",

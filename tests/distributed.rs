@@ -2,7 +2,7 @@
 //! transport) or TCP peers on localhost, data-parallel SGD equal to one process on the global
 //! batch, and ranks that fail making the others fail, naming them, instead of hanging.
 
-use ferrograd::distributed::{in_process, tcp, Communicator, ReduceOp};
+use ferrograd::distributed::{Communicator, ReduceOp};
 use ferrograd::{DType, Tensor};
 use std::time::{Duration, Instant};
 
@@ -21,7 +21,7 @@ fn tcp_group(world: usize) -> Vec<Communicator> {
     let handles: Vec<_> = (0..world)
         .map(|r| {
             let addr = addr.clone();
-            std::thread::spawn(move || tcp::connect(r, world, &addr, Duration::from_secs(20)).unwrap())
+            std::thread::spawn(move || Communicator::tcp(r, world, &addr, Duration::from_secs(20)).unwrap())
         })
         .collect();
     handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -64,7 +64,7 @@ fn expected(rank: usize) -> Vec<Vec<i32>> {
 
 #[test]
 fn collectives_are_exact_for_integers_in_process_and_over_tcp() {
-    for (name, comms) in [("in-process", in_process::group(3)), ("tcp", tcp_group(3))] {
+    for (name, comms) in [("in-process", Communicator::in_process(3)), ("tcp", tcp_group(3))] {
         for (rank, got) in on_ranks(comms, collectives).into_iter().enumerate() {
             assert_eq!(got, expected(rank), "{name}, rank {rank}");
         }
@@ -107,7 +107,7 @@ fn train(comm: Option<Communicator>) -> Vec<Vec<f64>> {
 #[test]
 fn data_parallel_sgd_ends_with_identical_parameters_equal_to_one_process() {
     let single = train(None);
-    for (name, comms) in [("in-process", in_process::group(2)), ("tcp", tcp_group(2))] {
+    for (name, comms) in [("in-process", Communicator::in_process(2)), ("tcp", tcp_group(2))] {
         let ranks = on_ranks(comms, |c| train(Some(c)));
         assert_eq!(ranks[0], ranks[1], "{name}: both ranks hold the same bits");
         for (k, (got, want)) in ranks[0].iter().zip(&single).enumerate() {
@@ -121,7 +121,7 @@ fn data_parallel_sgd_ends_with_identical_parameters_equal_to_one_process() {
 #[test]
 fn a_rank_that_leaves_fails_the_others_naming_it() {
     // In process: rank 1 returns without the second exchange; its communicator is dropped.
-    let mut comms = in_process::group_with_timeout(3, Duration::from_secs(30));
+    let mut comms = Communicator::in_process_with_timeout(3, Duration::from_secs(30));
     let c2 = comms.pop().unwrap();
     let c1 = comms.pop().unwrap();
     let c0 = comms.pop().unwrap();
@@ -148,7 +148,7 @@ fn a_rank_that_leaves_fails_the_others_naming_it() {
         assert!(e.contains("rank 1 left the group"), "{e}");
     }
     // A rank that hangs: the others fail after the timeout, naming it.
-    let mut comms = in_process::group_with_timeout(2, Duration::from_millis(300));
+    let mut comms = Communicator::in_process_with_timeout(2, Duration::from_millis(300));
     let hung = comms.pop().unwrap();
     let e = comms[0].barrier().unwrap_err().to_string();
     assert!(e.contains("ranks [1] did not reach exchange 1") && e.contains("DIST_TIMEOUT"), "{e}");
@@ -165,14 +165,14 @@ fn a_rank_that_leaves_fails_the_others_naming_it() {
 
 #[test]
 fn bad_groups_are_errors_saying_what_to_fix() {
-    let e = tcp::connect(3, 2, "127.0.0.1:1", Duration::from_secs(1)).err().unwrap().to_string();
+    let e = Communicator::tcp(3, 2, "127.0.0.1:1", Duration::from_secs(1)).err().unwrap().to_string();
     assert!(e.contains("rank 3 does not exist in a world of 2"), "{e}");
-    let e = tcp::connect(1, 2, &format!("127.0.0.1:{}", free_port()), Duration::from_millis(200))
+    let e = Communicator::tcp(1, 2, &format!("127.0.0.1:{}", free_port()), Duration::from_millis(200))
         .err()
         .unwrap()
         .to_string();
     assert!(e.contains("could not reach rank 0"), "{e}");
-    let comms = in_process::group(2);
+    let comms = Communicator::in_process(2);
     let shapes = on_ranks(comms, |c| {
         let t = Tensor::from_vec(vec![1.0f32; 2 + c.rank()], [2 + c.rank()]);
         c.all_reduce(&t, ReduceOp::Sum).unwrap_err().to_string()

@@ -1,8 +1,8 @@
-//! A group of ranks that are threads of one process (for tests, and for several devices driven
+//! Ranks that are threads of one process (`Communicator::in_process`) (for tests, and for several devices driven
 //! from several threads): exchanges meet in shared memory. A rank whose communicator is dropped
 //! (its thread returned or panicked) has left: the others' next exchange is an `Err` naming it.
 
-use super::{Communicator, Transport};
+use super::transport::Transport;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
@@ -33,18 +33,13 @@ struct Rank {
     timeout: Duration,
 }
 
-/// Communicators for `size` ranks, one per thread, waiting `DIST_TIMEOUT` for each other.
-pub fn group(size: usize) -> Vec<Communicator> {
-    group_with_timeout(size, super::timeout())
-}
-
-/// `group` with its own timeout.
-pub fn group_with_timeout(size: usize, timeout: Duration) -> Vec<Communicator> {
+/// Transports for `size` ranks, one per thread, waiting `timeout` for each other.
+pub(crate) fn group(size: usize, timeout: Duration) -> Vec<Box<dyn Transport>> {
     assert!(size > 0, "in_process::group: needs at least one rank");
     let state = State { rounds: HashMap::new(), left: vec![false; size] };
     let shared = Arc::new(Shared { state: Mutex::new(state), arrived: Condvar::new(), size });
     (0..size)
-        .map(|rank| Communicator::new(Box::new(Rank { shared: shared.clone(), rank, next: Mutex::new(0), timeout })))
+        .map(|rank| Box::new(Rank { shared: shared.clone(), rank, next: Mutex::new(0), timeout }) as Box<dyn Transport>)
         .collect()
 }
 

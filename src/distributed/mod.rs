@@ -3,7 +3,7 @@
 //! `all_gather`, `reduce_scatter` and `barrier` on tensors.
 //!
 //! Every collective is built on one exchange, an all-gather of bytes, which a [`Transport`]
-//! provides: [`in_process`] (threads of one process, for tests) and [`tcp`] (processes on one or
+//! provides: `in_process` (threads of one process, for tests) and `tcp` (processes on one or
 //! several machines, through rank 0, with `std::net`). Reductions then run as tensor ops on the
 //! caller's device over the contributions in rank order, so every rank computes the same bits.
 //! A rank that fails makes the others' next collective an `Err` naming it (a closed connection
@@ -12,22 +12,17 @@
 //! Not here yet: MPI and NCCL transports (they would move bytes without rank 0 in the middle),
 //! and gradient buckets sent while backward is still running.
 
-pub mod in_process;
-pub mod tcp;
+mod in_process;
+mod tcp;
+mod transport;
+
+pub use transport::{timeout, Transport};
 
 use crate::error::{Error, Result};
 use crate::runtime::Buffer;
 use crate::tensor::buffer_view;
 use crate::Tensor;
 use std::time::Duration;
-
-/// Moves bytes between the ranks of a group.
-pub trait Transport: Send + Sync {
-    fn rank(&self) -> usize;
-    fn world_size(&self) -> usize;
-    /// Every rank's `data`, in rank order (this rank's own included).
-    fn all_gather_bytes(&self, data: &[u8]) -> Result<Vec<Vec<u8>>>;
-}
 
 /// How `all_reduce` and `reduce_scatter` combine the ranks' tensors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,11 +38,6 @@ pub enum ReduceOp {
 /// One rank's handle on a group of processes (see the module documentation).
 pub struct Communicator {
     transport: Box<dyn Transport>,
-}
-
-/// How long a collective waits for the other ranks (`DIST_TIMEOUT`, seconds).
-pub fn timeout() -> Duration {
-    Duration::from_secs(crate::flags::int("DIST_TIMEOUT").max(1) as u64)
 }
 
 fn env(name: &str) -> Option<String> {
@@ -78,7 +68,7 @@ impl Communicator {
         let rank = env_number(&["RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"])?;
         let world = env_number(&["WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])?;
         let (rank, world) = match (rank, world) {
-            (None, None) => return Ok(in_process::group(1).remove(0)),
+            (None, None) => return Ok(Communicator::in_process(1).remove(0)),
             (Some(r), Some(w)) => (r, w),
             _ => {
                 return Err(Error::Distributed(
@@ -92,7 +82,24 @@ impl Communicator {
                  (e.g. MASTER_ADDR=127.0.0.1 MASTER_PORT=29500); every rank needs the same values"
             )));
         };
-        tcp::connect(rank, world, &format!("{addr}:{port}"), timeout())
+        Communicator::tcp(rank, world, &format!("{addr}:{port}"), timeout())
+    }
+
+    /// A group of `size` ranks that are threads of this process (one communicator per thread),
+    /// waiting `DIST_TIMEOUT` for each other.
+    pub fn in_process(size: usize) -> Vec<Communicator> {
+        Communicator::in_process_with_timeout(size, timeout())
+    }
+
+    /// `in_process` with its own timeout.
+    pub fn in_process_with_timeout(size: usize, timeout: Duration) -> Vec<Communicator> {
+        in_process::group(size, timeout).into_iter().map(Communicator::new).collect()
+    }
+
+    /// Joins a group over TCP as `rank` of `world`, rank 0 listening at `addr` (`host:port`);
+    /// waits up to `timeout` for the others to connect (star through rank 0, see `tcp.rs`).
+    pub fn tcp(rank: usize, world: usize, addr: &str, timeout: Duration) -> Result<Communicator> {
+        tcp::connect(rank, world, addr, timeout).map(Communicator::new)
     }
 
     pub fn rank(&self) -> usize {

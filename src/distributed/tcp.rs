@@ -1,10 +1,10 @@
-//! Ranks in separate processes, on one machine or several, connected over TCP through rank 0:
+//! Ranks in separate processes (`Communicator::tcp`), on one machine or several, connected over TCP through rank 0:
 //! every rank connects to rank 0 (`MASTER_ADDR:MASTER_PORT`), which gathers each exchange and
 //! sends everyone the whole list. A rank that fails closes its connection (or stops answering,
 //! caught by the read timeout); rank 0 then tells the others which rank it was, so every rank's
 //! collective returns an `Err` naming it instead of hanging.
 
-use super::{Communicator, Transport};
+use super::transport::Transport;
 use crate::error::{Error, Result};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -28,7 +28,7 @@ fn err(message: String) -> Error {
 
 /// Joins the group as `rank` of `world`, rank 0 listening at `addr` (`host:port`); waits up to
 /// `timeout` for the others to connect.
-pub fn connect(rank: usize, world: usize, addr: &str, timeout: Duration) -> Result<Communicator> {
+pub(crate) fn connect(rank: usize, world: usize, addr: &str, timeout: Duration) -> Result<Box<dyn Transport>> {
     if world == 0 || rank >= world {
         return Err(err(format!("rank {rank} does not exist in a world of {world} (check RANK and WORLD_SIZE)")));
     }
@@ -91,7 +91,7 @@ pub fn connect(rank: usize, world: usize, addr: &str, timeout: Duration) -> Resu
     for p in &peers {
         p.set_nodelay(true)?;
     }
-    Ok(Communicator::new(Box::new(Tcp { rank, world, peers: Mutex::new(peers), timeout })))
+    Ok(Box::new(Tcp { rank, world, peers: Mutex::new(peers), timeout }))
 }
 
 fn read_u64(s: &mut TcpStream) -> std::io::Result<u64> {
