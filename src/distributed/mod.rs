@@ -4,15 +4,18 @@
 //!
 //! Every collective is built on one exchange, an all-gather of bytes, which a [`Transport`]
 //! provides: `in_process` (threads of one process, for tests) and `tcp` (processes on one or
-//! several machines, through rank 0, with `std::net`). Reductions then run as tensor ops on the
+//! several machines, through rank 0, with `std::net`) and, with the cargo feature `mpi`, `mpi`
+//! (MPI's own all-gather, under `mpirun`). Reductions then run as tensor ops on the
 //! caller's device over the contributions in rank order, so every rank computes the same bits.
 //! A rank that fails makes the others' next collective an `Err` naming it (a closed connection
 //! or a dropped communicator at once, a hung one after `DIST_TIMEOUT` seconds), never a hang.
 //!
-//! Not here yet: MPI and NCCL transports (they would move bytes without rank 0 in the middle),
-//! and gradient buckets sent while backward is still running.
+//! Not here yet: NCCL, collectives in a device's own memory (every exchange goes through host
+//! bytes), and gradient buckets sent while backward is still running.
 
 mod in_process;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod tcp;
 mod transport;
 
@@ -76,13 +79,31 @@ impl Communicator {
                 ))
             }
         };
+        let launched_by_mpi = env("OMPI_COMM_WORLD_SIZE").is_some() || env("PMI_SIZE").is_some();
         let (Some(addr), Some(port)) = (env("MASTER_ADDR"), env("MASTER_PORT")) else {
+            if launched_by_mpi {
+                return Communicator::mpi();
+            }
             return Err(Error::Distributed(format!(
                 "rank {rank} of {world}: set MASTER_ADDR and MASTER_PORT to rank 0's host and a free port \
                  (e.g. MASTER_ADDR=127.0.0.1 MASTER_PORT=29500); every rank needs the same values"
             )));
         };
         Communicator::tcp(rank, world, &format!("{addr}:{port}"), timeout())
+    }
+
+    /// MPI's world (the process was started by `mpirun`; cargo feature `mpi`). Without the
+    /// feature, an `Err` saying how to build it (or to use TCP with MASTER_ADDR/MASTER_PORT).
+    pub fn mpi() -> Result<Communicator> {
+        #[cfg(feature = "mpi")]
+        return mpi::connect().map(Communicator::new);
+        #[cfg(not(feature = "mpi"))]
+        Err(Error::Distributed(
+            "started by an MPI launcher, but ferrograd was built without MPI: rebuild with `--features mpi` \
+             (needs an MPI library: apt-get install openmpi-bin libopenmpi-dev), or set MASTER_ADDR and \
+             MASTER_PORT to use TCP"
+                .into(),
+        ))
     }
 
     /// A group of `size` ranks that are threads of this process (one communicator per thread),
