@@ -55,7 +55,8 @@ type OutputShape = (Vec<usize>, Option<Vec<Dim>>);
 /// Where an output of a replay comes from.
 #[derive(Clone)]
 enum OutputSource {
-    /// Input `k` itself (the function returned an input or a whole reshape of one).
+    /// Input buffer `k` itself (the function returned an input or a whole reshape of one; a
+    /// spread input counts one buffer per device).
     Input(usize),
     /// A buffer the capture allocated: a fresh one of the same size on every replay.
     Fresh(Arc<Buffer>),
@@ -106,9 +107,16 @@ fn jit_enabled() -> bool {
     crate::flags::int("JIT") != 0
 }
 
-fn buffer_of_input(t: &Tensor) -> Result<Arc<Buffer>> {
-    t.realize()?;
-    existing_buffer(&t.uop()).ok_or_else(|| Error::Jit("TinyJit: an input is not backed by a buffer".into()))
+/// The buffers holding an input: one, or one per device for a spread tensor (the capture and
+/// its replays see these flattened, input by input).
+fn buffers_of_input(t: &Tensor) -> Result<Vec<Arc<Buffer>>> {
+    let t = t.realize()?;
+    let u = t.uop();
+    let parts = if u.op() == Ops::MULTI { u.src().to_vec() } else { vec![u] };
+    parts
+        .iter()
+        .map(|p| existing_buffer(p).ok_or_else(|| Error::Jit("TinyJit: an input is not backed by a buffer".into())))
+        .collect()
 }
 
 /// The role of each buffer of each step: inputs by position, buffers the call allocated
@@ -182,7 +190,10 @@ impl TinyJit {
             var: Some(b.0.clone()),
         }));
         let values: Vec<(Arc<str>, i64)> = bindings.iter().map(|(v, x)| (v.name(), *x)).collect();
-        let bufs: Vec<Arc<Buffer>> = inputs.iter().map(|t| buffer_of_input(t)).collect::<Result<_>>()?;
+        let mut bufs: Vec<Arc<Buffer>> = Vec::new();
+        for t in inputs {
+            bufs.extend(buffers_of_input(t)?);
+        }
         // Assigns made outside since the last call (a closure's tensor updated by the caller)
         // happen now, so the replay reads them.
         Tensor::realize_all(&[])?;

@@ -322,3 +322,24 @@ fn tinyjit_replays_a_step_on_several_devices() {
     assert!(jit.captured_len().is_some_and(|n| n > 0));
     assert_eq!(p.to_vec::<f32>().unwrap(), (7..=12).map(|v| v as f32).collect::<Vec<_>>());
 }
+
+#[test]
+fn tinyjit_takes_spread_inputs() {
+    let w = floats(&[4], 3).realize().unwrap();
+    w.shard_(&TWO, None).unwrap();
+    let w_host = floats(&[4], 3).to_vec::<f32>().unwrap();
+    let wj = w.clone();
+    let mut jit = ferrograd::TinyJit::new(move |xs| vec![(&xs[0] * &wj).sum_axis(1), xs[0].clone()]);
+    for call in 0..6u32 {
+        let host = floats(&[6, 4], 10 + call);
+        let x = host.shard(&TWO, 0).realize().unwrap();
+        let out = jit.call(&[&x]).unwrap();
+        let hv = host.to_vec::<f32>().unwrap();
+        let want: Vec<f32> = hv.chunks(4).map(|r| r.iter().zip(&w_host).fold(0.0f32, |a, (p, q)| a + p * q)).collect();
+        let got = out[0].to_vec::<f32>().unwrap();
+        assert_close(&got, &want, 1e-6, &format!("call {call}"));
+        assert!(out[1].is_spread() && out[1].shard_axis() == Some(0), "the input itself, call {call}");
+        assert_eq!(out[1].to_vec::<f32>().unwrap(), hv, "call {call}");
+    }
+    assert!(jit.captured_len().is_some());
+}
