@@ -343,3 +343,55 @@ fn tinyjit_takes_spread_inputs() {
     }
     assert!(jit.captured_len().is_some());
 }
+
+/// Two OpenCL devices (CI gets two from PoCL with `POCL_DEVICES="pthread pthread"`), and a
+/// tensor spread over an OpenCL device and the CPU: the same results as one device. Skips,
+/// saying so, where there is no second OpenCL device.
+#[test]
+fn spread_over_two_opencl_devices_and_over_opencl_and_cpu() {
+    if ferrograd::runtime::get_device("CL:1").is_err() {
+        eprintln!("skipped: no second OpenCL device (POCL_DEVICES=\"pthread pthread\" gives one)");
+        return;
+    }
+    let x = floats(&[6, 8], 21);
+    let w0 = floats(&[8, 3], 22);
+    let w = w0.copy().requires_grad();
+    let loss = (x.matmul(&w).relu() * x.sum_keepdim(1)).mean();
+    loss.backward();
+    let (want_loss, want_g) = (loss.to_vec::<f32>().unwrap(), w.grad().unwrap().to_vec::<f32>().unwrap());
+    for devices in [["CL", "CL:1"], ["CL:1", "CPU"]] {
+        let w = w0.copy().realize().unwrap().requires_grad();
+        w.shard_(&devices, None).unwrap();
+        let loss = (x.shard(&devices, 0).matmul(&w).relu() * x.shard(&devices, 0).sum_keepdim(1)).mean();
+        loss.backward();
+        assert_close(&loss.to_vec::<f32>().unwrap(), &want_loss, 1e-5, &format!("loss on {devices:?}"));
+        assert_close(&w.grad().unwrap().to_vec::<f32>().unwrap(), &want_g, 1e-5, &format!("dL/dw on {devices:?}"));
+        let s = ints(&[6, 70_000], 4).shard(&devices, 0).sum_axis(0);
+        assert_eq!(
+            s.to_vec::<i32>().unwrap(),
+            ints(&[6, 70_000], 4).sum_axis(0).to_vec::<i32>().unwrap(),
+            "ring on {devices:?}"
+        );
+    }
+}
+
+#[test]
+fn a_gather_read_again_after_an_assign_sees_the_new_values() {
+    // Two handles on the same (hash-consed) gather: the first is read, then the tensor is
+    // assigned, then the second is read. As for a tensor on one device, the lazy value reads the
+    // memory as it is then (a remembered result of the first read would be stale).
+    let p = Tensor::from_vec(vec![1i32, 2, 3, 4], [4]);
+    p.shard_(&TWO, 0).unwrap();
+    let (a, b) = (p.to("CPU"), p.to("CPU"));
+    assert_eq!(a.to_vec::<i32>().unwrap(), vec![1, 2, 3, 4]);
+    p.assign(&(&p + 10));
+    p.realize().unwrap();
+    assert_eq!(b.to_vec::<i32>().unwrap(), vec![11, 12, 13, 14]);
+    // The same on one device.
+    let q = Tensor::from_vec(vec![1i32, 2, 3, 4], [4]).realize().unwrap();
+    let (c, d) = (&q * 1, &q * 1);
+    assert_eq!(c.to_vec::<i32>().unwrap(), vec![1, 2, 3, 4]);
+    q.assign(&(&q + 10));
+    q.realize().unwrap();
+    assert_eq!(d.to_vec::<i32>().unwrap(), vec![11, 12, 13, 14]);
+}

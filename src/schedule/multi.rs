@@ -20,8 +20,8 @@
 //!   concatenated (pad and add, as `Tensor::cat`);
 //! - an assign writes each device's part into that device's memory.
 //!
-//! Realized results are remembered (weakly, by node), so a graph built before a realize and
-//! used after it reads the memory instead of computing (or assigning) again.
+//! Realized assigns are remembered (weakly, by node), so a graph built before a realize and
+//! used after it reads the memory instead of assigning again.
 
 use crate::uop::node::toposort_many;
 use crate::uop::node_table::NodeTable;
@@ -62,7 +62,7 @@ pub enum Lowered {
 }
 
 static EVER_SPREAD: AtomicBool = AtomicBool::new(false);
-/// Logical node → the node holding its realized value (a `MULTI` of buffer views, or one view).
+/// Logical assign → the node holding its realized value (a `MULTI` of buffer views, or a view).
 static REALIZED: NodeTable<UOp> = NodeTable::new();
 
 /// Notes that a tensor was spread over devices: until then `needs_lowering` is false at no cost.
@@ -75,9 +75,14 @@ pub fn needs_lowering() -> bool {
     EVER_SPREAD.load(Ordering::Relaxed)
 }
 
-/// Remembers that `logical` (a root given to `lower`) is now held by `realized`.
+/// Remembers that `logical` (a root given to `lower`) is now held by `realized`, when it is an
+/// assign: an assign is an event that must not run twice. Other values are computed again when
+/// a later graph uses them, as the engine does: the memory they read may have been assigned
+/// since (a gather of a parameter read before and after its update must see the update).
 pub fn remember_realized(logical: &UOp, realized: &UOp) {
-    REALIZED.insert(logical, realized.clone());
+    if logical.op() == Ops::ASSIGN {
+        REALIZED.insert(logical, realized.clone());
+    }
 }
 
 /// The shards and axis a `MULTI` node holds.
