@@ -4,17 +4,10 @@
 //! negative std, zero-sized pooling windows and steps; and values checked when realized:
 //! multinomial weights, binary cross-entropy probabilities.
 
+mod common;
+use common::panic_message;
 use ferrograd::tensor::PoolOpts;
 use ferrograd::{Device, Tensor};
-
-/// The panic message of `f`.
-fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let err = std::panic::catch_unwind(f).expect_err("should panic");
-    err.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
 
 #[test]
 fn single_instance_devices_refuse_an_instance_number() {

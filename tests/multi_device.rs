@@ -1,15 +1,9 @@
 //! Several devices in one process: numbered CPU devices (`CPU:1`, each with worker threads of
 //! its own) computing what `CPU` computes, and copies between them.
 
+mod common;
+use common::panic_message;
 use ferrograd::{Device, Tensor};
-
-fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let err = std::panic::catch_unwind(f).expect_err("should panic");
-    err.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
 
 #[test]
 fn a_numbered_cpu_device_computes_what_cpu_computes() {

@@ -353,3 +353,12 @@ pub fn tensor_of(data: &[f64], shape: &[usize], dtype: DType) -> Tensor {
         d => panic!("tensor_of: unsupported dtype {d:?}"),
     }
 }
+
+/// The panic message of `f` (which must panic).
+pub fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let err = std::panic::catch_unwind(f).expect_err("should panic");
+    err.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| err.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
