@@ -8,7 +8,8 @@
 //! RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 target/release/examples/distributed_mnist
 //! ```
 //!
-//! `STEPS` (default 5), `BS` (the global batch, 128), `LR` (0.05), `SEED` (1). Every rank draws
+//! `STEPS` (default 5), `BS` (the global batch, 128), `LR` (0.05), `SEED` (1), `BUCKET_KB` (16: the
+//! gradients travel in three buckets, the first sent while backward still runs). Every rank draws
 //! the same global batch (same seed) and keeps its slice. At the end the ranks compare their
 //! parameters with each other (they must be identical) and each trains the same steps alone on
 //! the whole global batches: the largest difference is printed and must be at most 1e-5. The
@@ -66,7 +67,7 @@ fn train(comm: Option<&Communicator>, data: &(Tensor, Tensor)) -> ferrograd::Res
                 eprintln!("rank {rank}: exiting on purpose (FAIL_RANK)");
                 std::process::exit(3);
             }
-            c.average_gradients(&params, 1 << 20)?;
+            c.average_gradients(&params, getenv_int("BUCKET_KB", 16) as usize * 1024)?;
         }
         for p in &params {
             p.assign(&(p.detach() - p.grad().expect("a gradient") * lr));
@@ -87,7 +88,9 @@ fn main() -> ferrograd::Result<()> {
     let data = (x_train, y_train);
     let start = std::time::Instant::now();
     let (params, losses) = train(Some(&comm), &data)?;
-    println!("rank {rank} of {world}: losses {losses:.4?} ({:.1} s)", start.elapsed().as_secs_f64());
+    let secs = start.elapsed().as_secs_f64();
+    let per_step = secs * 1e3 / losses.len().max(1) as f64;
+    println!("rank {rank} of {world}: losses {losses:.4?} ({secs:.2} s, {per_step:.1} ms per step)");
 
     // Every rank's parameters, compared bit for bit.
     let all = comm.all_gather(&Tensor::from_slice(&params))?.to_vec::<f32>()?;

@@ -2,7 +2,7 @@
 //! transport) or TCP peers on localhost, data-parallel SGD equal to one process on the global
 //! batch, and ranks that fail making the others fail, naming them, instead of hanging.
 
-use ferrograd::distributed::{Communicator, ReduceOp};
+use ferrograd::distributed::{Communicator, GradientSync, ReduceOp};
 use ferrograd::{DType, Tensor};
 use std::time::{Duration, Instant};
 
@@ -72,8 +72,8 @@ fn collectives_are_exact_for_integers_in_process_and_over_tcp() {
 }
 
 /// Three SGD steps of a small f64 MLP: rank r trains on its half of each global batch and
-/// averages gradients; returns the final parameters.
-fn train(comm: Option<Communicator>) -> Vec<Vec<f64>> {
+/// averages gradients; returns the final parameters and what each exchange reported.
+fn train(comm: Option<Communicator>) -> (Vec<Vec<f64>>, Vec<GradientSync>) {
     let (rank, world) = comm.as_ref().map_or((0, 1), |c| (c.rank(), c.world_size()));
     let init = |n: usize, s: u64| {
         (0..n).map(|i| (((i as u64 * 2654435761 + s) % 1000) as f64 / 500.0 - 1.0) * 0.3).collect::<Vec<f64>>()
@@ -81,6 +81,7 @@ fn train(comm: Option<Communicator>) -> Vec<Vec<f64>> {
     let w1 = Tensor::from_vec(init(8 * 16, 1), [8, 16]).requires_grad();
     let w2 = Tensor::from_vec(init(16 * 3, 2), [16, 3]).requires_grad();
     let params = [w1.clone(), w2.clone()];
+    let mut syncs = Vec::new();
     for step in 0..3u64 {
         let global = 12;
         let x = Tensor::from_vec(init(global * 8, 10 + step), [global, 8]);
@@ -94,22 +95,29 @@ fn train(comm: Option<Communicator>) -> Vec<Vec<f64>> {
         loss.backward();
         if let Some(c) = &comm {
             // A small bucket: the two gradients travel in two exchanges.
-            c.average_gradients(&params, 64).unwrap();
+            syncs.push(c.average_gradients(&params, 64).unwrap());
         }
         for p in &params {
             p.assign(&(p.detach() - p.grad().unwrap() * 0.5));
         }
         Tensor::realize_all(&params.iter().collect::<Vec<_>>()).unwrap();
     }
-    params.iter().map(|p| p.cast(DType::F64).to_vec::<f64>().unwrap()).collect()
+    (params.iter().map(|p| p.cast(DType::F64).to_vec::<f64>().unwrap()).collect(), syncs)
 }
 
 #[test]
 fn data_parallel_sgd_ends_with_identical_parameters_equal_to_one_process() {
-    let single = train(None);
+    let (single, _) = train(None);
     for (name, comms) in [("in-process", Communicator::in_process(2)), ("tcp", tcp_group(2))] {
-        let ranks = on_ranks(comms, |c| train(Some(c)));
+        let (ranks, syncs): (Vec<_>, Vec<_>) = on_ranks(comms, |c| train(Some(c))).into_iter().unzip();
         assert_eq!(ranks[0], ranks[1], "{name}: both ranks hold the same bits");
+        for sync in syncs.iter().flatten() {
+            // w2's gradient (the last parameter, bucket 0) is sent while the kernels of w1's
+            // are still to run.
+            assert_eq!(sync.buckets, 2, "{name}: {sync:?}");
+            let left = &sync.steps_left_at_send;
+            assert!(left[0] > left[1], "{name}: the first bucket overlapped backward: {sync:?}");
+        }
         for (k, (got, want)) in ranks[0].iter().zip(&single).enumerate() {
             for (g, w) in got.iter().zip(want) {
                 assert!((g - w).abs() <= 1e-12, "{name}: parameter {k}: {g} vs {w}");
@@ -161,6 +169,20 @@ fn a_rank_that_leaves_fails_the_others_naming_it() {
     for e in &errs {
         assert!(e.contains("rank 2") && (e.contains("closed its connection") || e.contains("failed")), "{e}");
     }
+}
+
+#[test]
+fn ranks_bucketing_gradients_differently_get_errors_not_each_others_gradients() {
+    let errs = on_ranks(Communicator::in_process_with_timeout(2, Duration::from_secs(30)), |c| {
+        let w1 = Tensor::from_vec(vec![0.5f32; 8], [8]).requires_grad();
+        let w2 = Tensor::from_vec(vec![0.25f32; 4], [4]).requires_grad();
+        (w1.sum() * w2.sum()).backward();
+        // Rank 0: one bucket per gradient; rank 1: both in one.
+        let bucket = if c.rank() == 0 { 16 } else { 1 << 20 };
+        c.average_gradients(&[w1, w2], bucket).unwrap_err().to_string()
+    });
+    assert!(errs[0].contains("rank 1 sent 48 bytes") && errs[0].contains("same parameters"), "{}", errs[0]);
+    assert!(errs[1].contains("rank 0 sent 16 bytes") && errs[1].contains("bucket size"), "{}", errs[1]);
 }
 
 #[test]

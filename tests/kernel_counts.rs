@@ -155,3 +155,19 @@ fn attention_is_at_most_5_kernels_plus_the_key_panels() {
     println!("attention, one decode step over a 512-slot cache: {n} kernels");
     assert!(n <= 5, "a decode step's attention took {n} kernels");
 }
+
+/// A cat of large reductions runs each in a kernel of its own, then the cat: fused under the
+/// cat's pad, every reduction's loop would run for every element of the output, padding
+/// included (data-parallel training concatenates gradients into buckets: fused, a convolution's
+/// weight gradient ran for all 11,738 elements of its bucket, 500 ms instead of 0.2).
+#[test]
+fn a_cat_of_reductions_reduces_once_per_output_element() {
+    let (a, b) = (param(&[64, 256], 11), param(&[256, 32], 12));
+    let (c, d) = (param(&[64, 512], 13), param(&[512, 48], 14));
+    let (ab, cd) = (a.matmul(&b), c.matmul(&d));
+    let y = Tensor::cat(&[&ab.flatten(), &cd.flatten(), &a.sum_axis(1)], 0);
+    // The matmuls get kernels of their own; the small sum (16k inputs) stays in the cat's.
+    assert_eq!(kernel_count(&[y.uop()]), 3, "two matmuls, then the cat");
+    // Without a pad the elementwise work stays in the reduce's kernel.
+    assert_eq!(kernel_count(&[(a.sum_axis(1) * 2.0 + 1.0).uop()]), 1);
+}

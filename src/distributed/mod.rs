@@ -10,8 +10,11 @@
 //! A rank that fails makes the others' next collective an `Err` naming it (a closed connection
 //! or a dropped communicator at once, a hung one after `DIST_TIMEOUT` seconds), never a hang.
 //!
+//! `average_gradients` sends each gradient bucket as soon as its kernels have run, on a thread
+//! of its own, while backward goes on.
+//!
 //! Not here yet: NCCL, collectives in a device's own memory (every exchange goes through host
-//! bytes), and gradient buckets sent while backward is still running.
+//! bytes).
 
 mod in_process;
 #[cfg(feature = "mpi")]
@@ -130,22 +133,27 @@ impl Communicator {
         self.transport.world_size()
     }
 
-    /// Every rank's tensor as it arrived here, on `like`'s device (checked to have its size).
+    /// Every rank's tensor as it arrived here, on `t`'s device.
     fn gather_parts(&self, t: &Tensor, what: &str) -> Result<Vec<Tensor>> {
-        let bytes = t.to_bytes()?;
-        let parts = self.transport.all_gather_bytes(&bytes)?;
+        let parts = self.transport.all_gather_bytes(&t.to_bytes()?)?;
+        self.parts_as_tensors(parts, t, what)
+    }
+
+    /// The ranks' bytes of a tensor like `t` as tensors on its device (each checked to have
+    /// its size).
+    fn parts_as_tensors(&self, parts: Vec<Vec<u8>>, t: &Tensor, what: &str) -> Result<Vec<Tensor>> {
+        let nbytes = t.nbytes();
         let device = t.devices().remove(0);
         parts
             .into_iter()
             .enumerate()
             .map(|(r, p)| {
-                if p.len() != bytes.len() {
+                if p.len() != nbytes {
                     return Err(Error::Distributed(format!(
-                        "{what}: rank {r} sent {} bytes, rank {} has {} (shape {:?} of {}): every rank must pass \
+                        "{what}: rank {r} sent {} bytes, rank {} has {nbytes} (shape {:?} of {}): every rank must pass \
                          the same shape and dtype",
                         p.len(),
                         self.rank(),
-                        bytes.len(),
                         t.shape(),
                         t.dtype()
                     )));
@@ -198,33 +206,82 @@ impl Communicator {
 
     /// Data-parallel training's step: each tensor's `.grad()` replaced by its mean over the
     /// ranks. The gradients travel in buckets of about `bucket_bytes` (one exchange per bucket,
-    /// not per tensor, one dtype per bucket); tensors without a gradient are skipped (on every
-    /// rank alike).
-    pub fn average_gradients(&self, params: &[Tensor], bucket_bytes: usize) -> Result<()> {
-        let with_grad: Vec<(&Tensor, Tensor)> = params.iter().filter_map(|p| Some((p, p.grad()?.flatten()))).collect();
-        let mut start = 0;
-        while start < with_grad.len() {
-            let mut end = start;
-            let mut bytes = 0;
-            // A bucket holds one dtype (the gradients are concatenated as they are).
-            let dtype = with_grad[start].1.dtype();
-            while end < with_grad.len()
-                && (end == start
-                    || (bytes + with_grad[end].1.nbytes() <= bucket_bytes && with_grad[end].1.dtype() == dtype))
-            {
-                bytes += with_grad[end].1.nbytes();
-                end += 1;
-            }
-            let bucket = &with_grad[start..end];
-            let flat = Tensor::cat(&bucket.iter().map(|(_, g)| g).collect::<Vec<_>>(), 0);
-            let mean = self.all_reduce(&flat, ReduceOp::Mean)?;
-            let mut offset = 0;
-            for (p, g) in bucket {
-                let n = g.numel();
-                p.set_grad(Some(mean.narrow(0, offset, n).reshape(p.shape()).cast(p.dtype())));
-                offset += n;
-            }
-            start = end;
+    /// not per tensor, one dtype per bucket), the last tensors' first: backward produces them
+    /// first. All buckets are computed in one schedule, and a bucket is exchanged on a thread
+    /// of its own as soon as the kernels producing it have run, while the rest of backward
+    /// goes on (DDP's overlap). Tensors without a gradient are skipped (on every rank alike).
+    pub fn average_gradients(&self, params: &[Tensor], bucket_bytes: usize) -> Result<GradientSync> {
+        let with_grad: Vec<(&Tensor, Tensor)> =
+            params.iter().rev().filter_map(|p| Some((p, p.grad()?.flatten()))).collect();
+        let grads: Vec<&Tensor> = with_grad.iter().map(|(_, g)| g).collect();
+        let buckets = buckets_of(&grads, bucket_bytes);
+        let flats: Vec<Tensor> = buckets.iter().map(|b| Tensor::cat(&grads[b.clone()], 0)).collect();
+        let transport = &*self.transport;
+        if flats.len() == 1 {
+            // One bucket: nothing to overlap, so no exchange thread.
+            let bytes = flats[0].to_bytes()?;
+            let parts =
+                self.parts_as_tensors(exchange_bucket(transport, 0, &bytes)?, &flats[0], "average_gradients")?;
+            self.set_mean_grads(&with_grad, &parts)?;
+            return Ok(GradientSync { buckets: 1, steps_left_at_send: vec![0] });
+        }
+        let (exchanged, steps_left_at_send) = std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::channel::<(usize, Vec<u8>)>();
+            // Stops at the first failed exchange (a rank is gone: later ones would only wait).
+            let comm = scope.spawn(move || {
+                let mut out = Vec::new();
+                for (j, bytes) in rx {
+                    let res = exchange_bucket(transport, j, &bytes);
+                    let failed = res.is_err();
+                    out.push(res);
+                    if failed {
+                        break;
+                    }
+                }
+                out
+            });
+            let mut queue = SendQueue::new(tx, flats.len());
+            let refs: Vec<&Tensor> = flats.iter().collect();
+            let realized = Tensor::realize_all_notifying(&refs, &mut |j, buf, steps_left| {
+                // A bucket not readable here is read after the realize, below.
+                if let Ok(bytes) = buf.to_bytes() {
+                    queue.push(j, bytes, steps_left);
+                }
+            });
+            let rest = realized.and_then(|()| {
+                for (j, flat) in flats.iter().enumerate() {
+                    if !queue.has(j) {
+                        queue.push(j, flat.to_bytes()?, 0);
+                    }
+                }
+                Ok(())
+            });
+            // Closing the channel ends the exchange thread after the buckets already sent.
+            let SendQueue { tx, steps_left_at_send, .. } = queue;
+            drop(tx);
+            let exchanged = comm.join().expect("the exchange thread does not panic");
+            rest.map(|()| (exchanged, steps_left_at_send))
+        })?;
+        for ((b, flat), parts) in buckets.iter().zip(&flats).zip(exchanged) {
+            let parts = self.parts_as_tensors(parts?, flat, "average_gradients")?;
+            self.set_mean_grads(&with_grad[b.clone()], &parts)?;
+        }
+        let sync = GradientSync { buckets: buckets.len(), steps_left_at_send };
+        if crate::helpers::debug_level() >= 1 {
+            eprintln!("average_gradients: {sync:?}");
+        }
+        Ok(sync)
+    }
+
+    /// Sets each parameter's gradient to its slice of the mean of the ranks' `parts` (the
+    /// bucket of `grads`, flattened and concatenated).
+    fn set_mean_grads(&self, grads: &[(&Tensor, Tensor)], parts: &[Tensor]) -> Result<()> {
+        let mean = combine(parts, ReduceOp::Mean).realize()?;
+        let mut offset = 0;
+        for (p, g) in grads {
+            let n = g.numel();
+            p.set_grad(Some(mean.narrow(0, offset, n).reshape(p.shape()).cast(p.dtype())));
+            offset += n;
         }
         Ok(())
     }
@@ -237,6 +294,85 @@ impl Communicator {
             }
         }
     }
+}
+
+/// What `average_gradients` did: how many buckets it exchanged and, for each, how many steps
+/// (kernels and copies) of the gradients' schedule were still to run when its exchange
+/// started (more than 0: it overlapped backward).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GradientSync {
+    pub buckets: usize,
+    pub steps_left_at_send: Vec<usize>,
+}
+
+/// Consecutive runs of `grads` of one dtype and about `bucket_bytes` each (at least one
+/// tensor per bucket).
+fn buckets_of(grads: &[&Tensor], bucket_bytes: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < grads.len() {
+        let (dtype, mut bytes, mut end) = (grads[start].dtype(), grads[start].nbytes(), start + 1);
+        while end < grads.len() && bytes + grads[end].nbytes() <= bucket_bytes && grads[end].dtype() == dtype {
+            bytes += grads[end].nbytes();
+            end += 1;
+        }
+        out.push(start..end);
+        start = end;
+    }
+    out
+}
+
+/// Buckets handed to the exchange thread in order (collectives pair up by order on every
+/// rank), each as soon as it and all before it are ready.
+struct SendQueue {
+    tx: std::sync::mpsc::Sender<(usize, Vec<u8>)>,
+    ready: Vec<Option<Vec<u8>>>,
+    next: usize,
+    steps_left_at_send: Vec<usize>,
+}
+
+impl SendQueue {
+    fn new(tx: std::sync::mpsc::Sender<(usize, Vec<u8>)>, n: usize) -> SendQueue {
+        SendQueue { tx, ready: vec![None; n], next: 0, steps_left_at_send: vec![0; n] }
+    }
+    fn has(&self, j: usize) -> bool {
+        j < self.next || self.ready[j].is_some()
+    }
+    fn push(&mut self, j: usize, bytes: Vec<u8>, steps_left: usize) {
+        self.ready[j] = Some(bytes);
+        while let Some(bytes) = self.ready.get_mut(self.next).and_then(Option::take) {
+            self.steps_left_at_send[self.next] = steps_left;
+            // A closed channel means the exchange thread ended early: its results say why.
+            let _ = self.tx.send((self.next, bytes));
+            self.next += 1;
+        }
+    }
+}
+
+/// One bucket's exchange, tagged with its index so that ranks out of step (different
+/// parameters or bucket sizes) get an error, not each other's gradients.
+fn exchange_bucket(transport: &dyn Transport, j: usize, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
+    let mut tagged = (j as u64).to_le_bytes().to_vec();
+    tagged.extend_from_slice(bytes);
+    let parts = transport.all_gather_bytes(&tagged)?;
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(r, mut p)| {
+            let tag = p.get(..8).map(|t| u64::from_le_bytes(t.try_into().expect("8 bytes")));
+            if tag != Some(j as u64) || p.len() != tagged.len() {
+                return Err(Error::Distributed(format!(
+                    "average_gradients: rank {r} sent {} bytes as gradient bucket {tag:?}, rank {} {} bytes as bucket \
+                     {j}: every rank must pass the same parameters (shapes, dtypes) and bucket size",
+                    p.len().saturating_sub(8),
+                    transport.rank(),
+                    bytes.len()
+                )));
+            }
+            p.drain(..8);
+            Ok(p)
+        })
+        .collect()
 }
 
 /// The ranks' tensors combined in rank order.

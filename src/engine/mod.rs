@@ -161,6 +161,15 @@ pub(crate) fn realize_lock() -> std::sync::MutexGuard<'static, ()> {
 
 /// Realizes `outs`, returning the buffer of each.
 pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
+    realize_notifying(outs, &mut |_, _, _| {})
+}
+
+/// `realize`, calling `ready(j, buffer, steps_left)` as soon as output `j` holds its value:
+/// before the first step for an output that needs none, else right after the last step
+/// writing it, while `steps_left` later steps have still to run (data-parallel training sends
+/// a finished gradient bucket to the other ranks while backward goes on). `ready` runs under
+/// the realize lock: it may read the buffer, never realize.
+pub fn realize_notifying(outs: &[UOp], ready: &mut dyn FnMut(usize, &Arc<Buffer>, usize)) -> Result<Vec<Arc<Buffer>>> {
     let _lock = realize_lock();
     if crate::compiler_log::enabled() {
         crate::compiler_log::realize_started();
@@ -177,14 +186,36 @@ pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
             compiled.iter().map(|k| k.as_ref().map_or_else(|| "copy".to_string(), |k| k.spec.name.clone())).collect();
         crate::compiler_log::graph_scheduled(graph);
     }
+    // The outputs each step finishes (an output is final after the last step writing it).
+    let mut outputs_in: FxHashMap<*const Buffer, Vec<usize>> = FxHashMap::default();
+    for (j, out) in sched.outputs.iter().enumerate() {
+        outputs_in.entry(Arc::as_ptr(out)).or_default().push(j);
+    }
+    let mut last_write: Vec<Option<usize>> = vec![None; sched.outputs.len()];
+    for (k, item) in sched.items.iter().enumerate() {
+        for &j in outputs_in.get(&Arc::as_ptr(&item.bufs[0])).into_iter().flatten() {
+            last_write[j] = Some(k);
+        }
+    }
+    let mut finishes: Vec<Vec<usize>> = vec![Vec::new(); sched.items.len()];
+    for (j, out) in sched.outputs.iter().enumerate() {
+        match last_write[j] {
+            Some(k) => finishes[k].push(j),
+            None => ready(j, out, sched.items.len()),
+        }
+    }
     // Memory planning: each item holds its buffers; dropping it after it runs releases the
     // intermediates whose last use it was, before later kernels allocate theirs.
-    for (item, kernel) in sched.items.into_iter().zip(compiled) {
+    let steps = sched.items.len();
+    for (k, (item, kernel)) in sched.items.into_iter().zip(compiled).enumerate() {
         let step = match item.kind {
             ItemKind::Kernel => Step::Kernel(kernel.expect("kernel not compiled")),
             ItemKind::Copy => Step::Copy,
         };
         step.run(&item.bufs, &item.device, &item.var_vals)?;
+        for &j in &finishes[k] {
+            ready(j, &sched.outputs[j], steps - k - 1);
+        }
         let (bufs, device, assign, var_vals) = (item.bufs, item.device, item.assign, item.var_vals);
         capture::record(capture::Recorded { step, bufs, device, assign, var_vals });
     }

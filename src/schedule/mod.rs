@@ -60,6 +60,10 @@ fn is_expanding(n: &UOp) -> bool {
     n.op() == Ops::EXPAND && n.src()[0].shape() != n.shape()
 }
 
+fn is_padding(n: &UOp) -> bool {
+    n.op() == Ops::PAD && n.src()[0].shape() != n.shape()
+}
+
 /// Which nodes get their own kernel.
 fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
     let mut mat: FxHashSet<UOp> = FxHashSet::default();
@@ -112,6 +116,11 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
         tail.insert(n, t);
     }
     let mut expanded_above: FxHashMap<UOp, bool> = FxHashMap::default();
+    // `padded_above[n]`: n's value reaches its kernel through a pad (a `cat`). A reduce there
+    // reading `PADDED_REDUCE_WORK` inputs or more is materialized: fused, its loops would run
+    // for every element of the padded output, the padding included (a cat of two gradients
+    // would compute both for every element).
+    let mut padded_above: FxHashMap<UOp, bool> = FxHashMap::default();
     let mut reach: FxHashMap<UOp, Reach> = FxHashMap::default();
     // `reduced_again[n]`: n's value is reduced again in the same kernel (through a chain of
     // elementwise and movement ops up to another REDUCE_AXIS): the fewest outputs of such a
@@ -143,6 +152,10 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
         }
 
         let flag = us.iter().any(|u| is_expanding(u) || (!mat.contains(u) && expanded_above[u]));
+        let padded = us.iter().any(|u| is_padding(u) || (!mat.contains(u) && padded_above[u]));
+        if padded && n.op() == Ops::REDUCE_AXIS && n.src()[0].numel() >= PADDED_REDUCE_WORK {
+            mat.insert(n.clone());
+        }
         let r = us.iter().fold(Reach::None, |acc, u| {
             acc.join(if mat.contains(u) { Reach::One(u.clone()) } else { reach[u].clone() })
         });
@@ -153,6 +166,7 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
             mat.insert(n.clone());
         }
         expanded_above.insert(n.clone(), flag);
+        padded_above.insert(n.clone(), padded);
         reach.insert(n.clone(), r);
     }
     sibling_reduces::split_sibling_reduces(&mut mat);
@@ -192,6 +206,10 @@ const NESTED_REDUCE_OUTPUTS: usize = 1024;
 const NESTED_REDUCE_WORK: usize = 1 << 20;
 const NESTED_REDUCE_RATIO: usize = 64;
 const NESTED_REDUCE_FEW: usize = 256;
+
+/// A reduce under a pad is materialized from this many inputs (smaller ones cost less than the
+/// extra kernel would).
+const PADDED_REDUCE_WORK: usize = 1 << 16;
 
 /// What `exp2`, `log2` and `sin` cost in `fused_cost`: each is a polynomial of a dozen or so
 /// operations on the CPU, and a SIMD one only along the kernel's vector axis. So softmax's

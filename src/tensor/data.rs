@@ -20,6 +20,19 @@ impl Tensor {
 
     /// Computes several tensors in one schedule (shared work is done once).
     pub fn realize_all(tensors: &[&Tensor]) -> Result<()> {
+        Tensor::realize_all_notifying(tensors, &mut |_, _, _| {})
+    }
+
+    /// `realize_all`, calling `ready(i, buffer, steps_left)` once tensor `i` (not spread over
+    /// devices) holds its value in `buffer`, while `steps_left` steps of the schedule are still
+    /// to run (see
+    /// `engine::realize_notifying`: `ready` may read the buffer, never realize). A spread
+    /// tensor gets no call.
+    pub(crate) fn realize_all_notifying(
+        tensors: &[&Tensor],
+        ready: &mut dyn FnMut(usize, &Arc<Buffer>, usize),
+    ) -> Result<()> {
+        let asked = tensors.len();
         // Equal graphs are one node (hash-consing): two tensors asking for the same new value
         // must still get buffers of their own, or an assign to one would change the other.
         let pending = super::assign::take_pending_assigns();
@@ -55,7 +68,21 @@ impl Tensor {
         for d in devices {
             super::selftest::ensure(d)?;
         }
-        let mut bufs = engine::realize(&roots)?.into_iter();
+        // Which asked-for tensor each root is (spread tensors' shards are none).
+        let owner: Vec<Option<usize>> = lowered
+            .iter()
+            .enumerate()
+            .flat_map(|(i, l)| match l {
+                Lowered::One(_) => vec![(i < asked).then_some(i)],
+                Lowered::Spread(s) => vec![None; s.shards.len()],
+            })
+            .collect();
+        let mut notify = |j: usize, b: &Arc<Buffer>, left: usize| {
+            if let Some(i) = owner[j] {
+                ready(i, b, left)
+            }
+        };
+        let mut bufs = engine::realize_notifying(&roots, &mut notify)?.into_iter();
         for ((t, logical), low) in tensors.iter().zip(&uops).zip(lowered) {
             let old = t.uop();
             let view = match low {
