@@ -41,6 +41,11 @@ pub const FLAGS: &[Flag] = &[
     },
     Flag { name: "JIT", default: "1", doc: "0 disables TinyJit capture" },
     Flag {
+        name: "JIT_GRAPH",
+        default: "1",
+        doc: "0 replays TinyJit's kernels one by one through the engine instead of as device graphs (CPU: one pre-resolved launch list)",
+    },
+    Flag {
         name: "DIST_TIMEOUT",
         default: "60",
         doc: "seconds a collective of `distributed::Communicator` waits for the other ranks before it fails naming them",

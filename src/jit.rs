@@ -8,6 +8,12 @@
 //! front end and the scheduler are skipped: the recorded steps replay with the new inputs'
 //! buffers in place of the captured ones.
 //!
+//! A replay runs each run of consecutive kernels on one device as a device graph where the
+//! device has them (`runtime/graph.rs`; the CPU's is a launch list resolved once, run under one
+//! lock): only the pointers of the call's inputs and fresh outputs and its variables' values are
+//! patched. Copies, devices without graphs, `JIT_GRAPH=0`, an enclosing capture and watched
+//! launches (DEBUG=2, `record_kernels`, VIZ) replay step by step through the engine.
+//!
 //! What replays give back:
 //! - outputs computed into buffers the capture allocated get fresh buffers on every replay,
 //!   so a result kept from an earlier call is never overwritten by a later one;
@@ -25,6 +31,7 @@
 use crate::engine::capture::{self, Recorded};
 use crate::engine::Step;
 use crate::error::{Error, Result};
+use crate::runtime::graph::{DeviceGraph, GraphLaunch};
 use crate::runtime::Buffer;
 use crate::schedule::existing_buffer;
 use crate::tensor::{buffer_view_dims, Tensor};
@@ -81,6 +88,86 @@ struct Captured {
     outputs: Vec<Output>,
     /// The role of every buffer of every step (for checking that call 3 matches).
     roles: Vec<Vec<Role>>,
+    /// How replays run the steps (built by the first replay).
+    plan: Option<Vec<Segment>>,
+}
+
+/// A run of captured steps in a replay: a device graph, or steps one by one through the engine
+/// (copies, devices without graphs).
+enum Segment {
+    Graph {
+        graph: Box<dyn DeviceGraph>,
+        /// `(launch, argument, k)`: the argument is the k-th buffer a replay replaces (an input
+        /// or a fresh output), patched before every run.
+        patches: Vec<(usize, usize, usize)>,
+        /// `(launch, k, name)`: the launch's k-th variable is the call's variable `name`.
+        vars: Vec<(usize, usize, Arc<str>)>,
+        kernels: usize,
+    },
+    Steps(std::ops::Range<usize>),
+}
+
+fn graphs_enabled() -> bool {
+    crate::flags::int("JIT_GRAPH") != 0
+}
+
+/// The segments of a replay of `cap`: each run of consecutive kernels on one device becomes a
+/// device graph where the device has them. `replaced` lists the captured buffers a replay
+/// swaps for its own, in the order it swaps them.
+fn plan_replay(cap: &Captured, replaced: &[Arc<Buffer>]) -> Result<Vec<Segment>> {
+    let is_call_var = |name: &str| cap.inputs.iter().any(|s| s.var.as_ref().is_some_and(|v| &*v.name() == name));
+    let mut segments = Vec::new();
+    let mut i = 0;
+    while i < cap.steps.len() {
+        let device = &cap.steps[i].device;
+        let mut end = i;
+        while end < cap.steps.len()
+            && &cap.steps[end].device == device
+            && matches!(cap.steps[end].step, Step::Kernel(_))
+        {
+            end += 1;
+        }
+        if end == i {
+            segments.push(Segment::Steps(i..i + 1));
+            i += 1;
+            continue;
+        }
+        let run = &cap.steps[i..end];
+        let kernels: Vec<&crate::engine::CompiledKernel> = run
+            .iter()
+            .map(|s| match &s.step {
+                Step::Kernel(k) => k,
+                Step::Copy => unreachable!("a run holds kernels only"),
+            })
+            .collect();
+        let mut launches = Vec::with_capacity(run.len());
+        for (s, k) in run.iter().zip(&kernels) {
+            let vals = crate::engine::launch_values(&k.spec, device, &s.var_vals)?;
+            launches.push(GraphLaunch { program: &k.program, bufs: &s.bufs, vals });
+        }
+        match crate::runtime::get_device(device)?.graph(&launches) {
+            None => segments.push(Segment::Steps(i..end)),
+            Some(graph) => {
+                let mut patches = Vec::new();
+                let mut vars = Vec::new();
+                for (l, (s, k)) in run.iter().zip(&kernels).enumerate() {
+                    for (arg, b) in s.bufs.iter().enumerate() {
+                        if let Some(slot) = replaced.iter().position(|x| Arc::ptr_eq(x, b)) {
+                            patches.push((l, arg, slot));
+                        }
+                    }
+                    for (kv, name) in k.spec.vars.iter().enumerate() {
+                        if is_call_var(name) {
+                            vars.push((l, kv, Arc::from(name.as_str())));
+                        }
+                    }
+                }
+                segments.push(Segment::Graph { graph: graph?, patches, vars, kernels: run.len() });
+            }
+        }
+        i = end;
+    }
+    Ok(segments)
 }
 
 /// What a buffer is to one captured call.
@@ -169,6 +256,13 @@ impl TinyJit {
         self.captured.as_ref().map(|c| c.steps.len())
     }
 
+    /// How many device graphs a replay runs (`None` before the first replay): one per run of
+    /// consecutive kernels on a device that has graphs.
+    pub fn replay_graphs(&self) -> Option<usize> {
+        let plan = self.captured.as_ref()?.plan.as_ref()?;
+        Some(plan.iter().filter(|s| matches!(s, Segment::Graph { .. })).count())
+    }
+
     /// Calls the function (call 1), captures it (call 2), checks the capture (call 3) or
     /// replays it (later calls).
     pub fn call(&mut self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
@@ -217,7 +311,8 @@ impl TinyJit {
                 if crate::helpers::debug_level() >= 1 {
                     eprintln!("TinyJit: captured {} steps", steps.len());
                 }
-                self.captured = Some(Captured { steps, checks, inputs: specs, input_bufs: bufs, outputs, roles });
+                self.captured =
+                    Some(Captured { steps, checks, inputs: specs, input_bufs: bufs, outputs, roles, plan: None });
                 Ok(outs)
             }
             (_, Some(_)) if !self.verified => self.verify(inputs, vars, specs, bufs),
@@ -352,7 +447,7 @@ impl TinyJit {
     }
 
     fn replay(&mut self, specs: &[InputSpec], bufs: &[Arc<Buffer>], values: &[(Arc<str>, i64)]) -> Result<Vec<Tensor>> {
-        let cap = self.captured.as_ref().expect("replay without capture");
+        let cap = self.captured.as_mut().expect("replay without capture");
         if specs != cap.inputs.as_slice() {
             return Err(self.mismatch(specs));
         }
@@ -371,18 +466,48 @@ impl TinyJit {
             swap.iter().find(|(x, _)| Arc::ptr_eq(x, b)).map(|(_, y)| y.clone()).unwrap_or_else(|| b.clone())
         };
         let lock = crate::engine::realize_lock();
-        for s in &cap.steps {
-            let b: Vec<Arc<Buffer>> = s.bufs.iter().map(map).collect();
-            // This call's values for the variables it was given; the captured ones otherwise.
-            let var_vals: Vec<(Arc<str>, i64)> = s
-                .var_vals
-                .iter()
-                .map(|(n, v)| values.iter().find(|(m, _)| m == n).cloned().unwrap_or_else(|| (n.clone(), *v)))
-                .collect();
-            s.step.run(&b, &s.device, &var_vals)?;
-            // An enclosing capture records the replayed kernels.
-            let (step, device) = (s.step.clone(), s.device.clone());
-            capture::record(Recorded { step, bufs: b, device, assign: s.assign, var_vals });
+        let run_steps = |steps: &[Recorded]| -> Result<()> {
+            for s in steps {
+                let b: Vec<Arc<Buffer>> = s.bufs.iter().map(map).collect();
+                // This call's values for the variables it was given; the captured ones otherwise.
+                let var_vals: Vec<(Arc<str>, i64)> = s
+                    .var_vals
+                    .iter()
+                    .map(|(n, v)| values.iter().find(|(m, _)| m == n).cloned().unwrap_or_else(|| (n.clone(), *v)))
+                    .collect();
+                s.step.run(&b, &s.device, &var_vals)?;
+                // An enclosing capture records the replayed kernels.
+                let (step, device) = (s.step.clone(), s.device.clone());
+                capture::record(Recorded { step, bufs: b, device, assign: s.assign, var_vals });
+            }
+            Ok(())
+        };
+        // Device graphs, unless an enclosing capture must see every step or launches are
+        // being watched one by one.
+        if graphs_enabled() && !capture::is_capturing() && !crate::engine::launches_observed() {
+            if cap.plan.is_none() {
+                let replaced: Vec<Arc<Buffer>> = swap.iter().map(|(x, _)| x.clone()).collect();
+                cap.plan = Some(plan_replay(cap, &replaced)?);
+            }
+            for seg in cap.plan.as_mut().expect("planned above") {
+                match seg {
+                    Segment::Steps(r) => run_steps(&cap.steps[r.clone()])?,
+                    Segment::Graph { graph, patches, vars, kernels } => {
+                        for &(l, arg, k) in patches.iter() {
+                            graph.set_buffer(l, arg, &swap[k].1)?;
+                        }
+                        for (l, kv, name) in vars.iter() {
+                            if let Some((_, v)) = values.iter().find(|(m, _)| m == name) {
+                                graph.set_value(*l, *kv, *v);
+                            }
+                        }
+                        graph.run()?;
+                        crate::engine::count_launches(*kernels);
+                    }
+                }
+            }
+        } else {
+            run_steps(&cap.steps)?;
         }
         drop(lock);
         for c in &cap.checks {

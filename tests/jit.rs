@@ -254,3 +254,25 @@ fn the_same_tensor_as_two_inputs_is_an_error() {
     let err = jit.call(&[&x, &x]).unwrap_err();
     assert!(err.to_string().contains("two inputs"), "{err}");
 }
+
+#[test]
+fn replays_run_the_captured_kernels_as_one_device_graph() {
+    // Three kernels: every replay patches the graph with its own input and fresh outputs, so
+    // each call's results are its own and stay put.
+    let mut jit = TinyJit::new(|xs: &[Tensor]| {
+        let a = (xs[0].relu() * 2.0).contiguous();
+        let b = (&a + 1.0).contiguous();
+        vec![b.sum_axis(0), a]
+    });
+    let ks = [0.5f32, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5];
+    let outs: Vec<Vec<Tensor>> = ks.iter().map(|&k| jit.call(&[&input(k)]).unwrap()).collect();
+    for (k, out) in ks.iter().zip(&outs) {
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), expected(*k), "sum at k = {k}");
+        let a: Vec<f32> = (0..12).map(|i| (i as f32 * k - 3.0).max(0.0) * 2.0).collect();
+        assert_eq!(out[1].to_vec::<f32>().unwrap(), a, "relu(x) * 2 at k = {k}");
+    }
+    assert_eq!(jit.captured_len(), Some(3));
+    if ferrograd::runtime::default_device_name().unwrap() == "CPU" {
+        assert_eq!(jit.replay_graphs(), Some(1), "the three kernels replay as one CPU graph");
+    }
+}

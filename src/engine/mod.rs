@@ -4,6 +4,7 @@ pub mod beam;
 pub(crate) mod capture;
 pub(crate) mod step;
 
+pub(crate) use step::{count_launches, launches_observed};
 pub use step::{kernels_run, launch_values, record_kernels, run_kernel, CompiledKernel, KernelRun, Step};
 
 use crate::codegen::{get_program, ProgramSpec};

@@ -21,6 +21,17 @@ pub fn kernels_run() -> usize {
     KERNELS_RUN.load(Ordering::Relaxed)
 }
 
+/// Counts `n` kernels launched outside `run_kernel` (a device graph's).
+pub(crate) fn count_launches(n: usize) {
+    KERNELS_RUN.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Whether launches are being watched one by one (DEBUG=2 timings, `record_kernels`, VIZ's
+/// log): then they must go through `run_kernel`, not a device graph.
+pub(crate) fn launches_observed() -> bool {
+    debug_level() >= 2 || RECORDING.load(Ordering::Relaxed) || crate::compiler_log::enabled()
+}
+
 /// One executable step: a kernel launch or a buffer copy.
 #[derive(Clone)]
 pub enum Step {

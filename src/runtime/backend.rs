@@ -19,7 +19,7 @@ impl DeviceMemory {
 }
 
 /// A compiled kernel, ready to launch.
-pub trait Program: Send + Sync {
+pub trait Program: std::any::Any + Send + Sync {
     /// Runs the kernel on `bufs` (in DEFINE_GLOBAL order) with the values of its symbolic
     /// variables; returns the time it took in seconds when `wait` is set (else 0).
     fn launch(&self, bufs: &[&DeviceMemory], vals: &[i64], wait: bool) -> Result<f64>;
@@ -52,6 +52,11 @@ pub trait Backend: Send + Sync + 'static {
     /// Waits for all launched work.
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+    /// `launches` (this device's programs, in order) as one device graph, for TinyJit's
+    /// replays; `None` where the device has no graphs (its kernels replay one by one).
+    fn graph(&self, _launches: &[super::graph::GraphLaunch]) -> Option<Result<Box<dyn super::graph::DeviceGraph>>> {
+        None
     }
 }
 

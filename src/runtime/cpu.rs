@@ -19,11 +19,11 @@ use std::sync::Arc;
 
 pub use super::cc::{CCompiler, CcFamily, RUNGS};
 
-type KernelFn = unsafe extern "C" fn(*const *mut u8, *const i64, i32);
+pub(super) type KernelFn = unsafe extern "C" fn(*const *mut u8, *const i64, i32);
 
 /// A raw pointer that may cross to the pool's threads (see the SAFETY note at its use).
 #[derive(Clone, Copy)]
-struct SendPtr<T>(*const T);
+pub(super) struct SendPtr<T>(pub(super) *const T);
 // SAFETY: only used to pass kernel argument arrays to pool threads for the duration of a
 // launch, during which the arrays are alive and not mutated.
 unsafe impl<T> Send for SendPtr<T> {}
@@ -32,15 +32,16 @@ unsafe impl<T> Sync for SendPtr<T> {}
 
 /// A kernel loaded from a shared object.
 pub struct CpuProgram {
-    name: String,
+    pub(super) name: String,
     device: Arc<str>,
-    pool: &'static ThreadPool,
-    threads: usize,
+    pub(super) pool: &'static ThreadPool,
+    pub(super) threads: usize,
     /// The kernel reads `bufs[k]` for its buffer parameters `k < bufs_needed` and one value per
-    /// DEFINE_VAR: `launch` refuses fewer buffers or another number of values.
-    bufs_needed: usize,
-    var_count: usize,
-    func: KernelFn,
+    /// DEFINE_VAR: `launch` (and a graph, `cpu_graph.rs`) refuses fewer buffers or another
+    /// number of values.
+    pub(super) bufs_needed: usize,
+    pub(super) var_count: usize,
+    pub(super) func: KernelFn,
     // Keeps the shared object mapped while `func` may be called.
     _lib: Arc<libloading::Library>,
 }
@@ -239,6 +240,9 @@ impl Backend for CpuDevice {
         *compiler = compiler.with_rung(rung);
     }
 
+    fn graph(&self, launches: &[super::graph::GraphLaunch]) -> Option<Result<Box<dyn super::graph::DeviceGraph>>> {
+        super::cpu_graph::build(&self.name, launches)
+    }
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
         // One compiler (one rung) for the whole batch, even if the rung changes meanwhile.
         let compiler = self.compiler();

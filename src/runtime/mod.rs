@@ -13,11 +13,13 @@ pub(crate) mod buffer;
 pub mod cc;
 pub(crate) mod compile_cache;
 pub mod cpu;
+mod cpu_graph;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub(crate) mod disk_cache;
 #[cfg(any(feature = "cuda", feature = "hip", all(feature = "metal", target_os = "macos")))]
 pub(crate) mod gpu_launch;
+pub mod graph;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod null;
