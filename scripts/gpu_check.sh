@@ -154,6 +154,8 @@ check() {
   local bench
   bench=$(if [ "$bin" = cargo ]; then echo "$root/target/release/examples/bench_core"; else echo "$out/bin/bench_core"; fi)
   run_step "bench_core CUDA" env DEV=CUDA "$bench"
+  # TinyJit's replay step by step, for the before/after of CUDA graphs.
+  run_step "bench_core CUDA, no graphs" env DEV=CUDA JIT_GRAPH=0 "$bench"
   run_step "bench_core CPU" env DEV=CPU "$bench"
 
   echo
@@ -162,8 +164,9 @@ check() {
   printf '%s\n' "${results[@]}"
   echo
   echo "== bench_core (CUDA, then CPU)"
-  grep -E '^(device|framework|cached|\(\()' "$logs/bench_core CUDA.log" "$logs/bench_core CPU.log" 2>/dev/null |
+  grep -E '^(device|framework|cached|TinyJit|\(\()' "$logs/bench_core CUDA.log" "$logs/bench_core CPU.log" 2>/dev/null |
     sed -E 's#^.*/bench_core ([A-Z]+)\.log:#\1  #'
+  grep -E '^TinyJit' "$logs/bench_core CUDA, no graphs.log" 2>/dev/null | sed -E 's#^#CUDA (JIT_GRAPH=0)  #'
   echo "logs: $logs"
 }
 

@@ -162,7 +162,16 @@ fn plan_replay(cap: &Captured, replaced: &[Arc<Buffer>]) -> Result<Vec<Segment>>
                         }
                     }
                 }
-                segments.push(Segment::Graph { graph: graph?, patches, vars, kernels: run.len() });
+                match graph {
+                    Ok(graph) => segments.push(Segment::Graph { graph, patches, vars, kernels: run.len() }),
+                    // The steps still run (and fail there if the launches themselves cannot).
+                    Err(e) => {
+                        if crate::helpers::debug_level() >= 1 {
+                            eprintln!("TinyJit: no device graph on {device} ({e}); its kernels replay one by one");
+                        }
+                        segments.push(Segment::Steps(i..end));
+                    }
+                }
             }
         }
         i = end;

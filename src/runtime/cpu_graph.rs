@@ -105,7 +105,7 @@ impl DeviceGraph for CpuGraph {
         self.launches[i].vals[k] = v;
     }
 
-    fn run(&self) -> Result<()> {
+    fn run(&mut self) -> Result<()> {
         // No other kernel or copy touches host memory while the list runs (see `HostMemory`).
         let _lock = host_execution_lock();
         for l in &self.launches {

@@ -23,6 +23,7 @@ pub trait DeviceGraph {
     fn set_buffer(&mut self, i: usize, arg: usize, buf: &Arc<Buffer>) -> Result<()>;
     /// Sets the value of variable `k` (the kernel's order) of launch `i`.
     fn set_value(&mut self, i: usize, k: usize, v: i64);
-    /// Runs the launches in order and returns when all are done.
-    fn run(&self) -> Result<()>;
+    /// Runs the launches in order, as a single launch would (a GPU's may still be running
+    /// when it returns, ordered before later work on the device).
+    fn run(&mut self) -> Result<()>;
 }

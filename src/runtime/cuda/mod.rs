@@ -11,9 +11,10 @@
 //! `NV` is the same device with kernels written as PTX by `renderer::ptx` (no NVRTC needed).
 //!
 //! The parts: `nvrtc` (libraries, architecture, compiling), `memory`, `program` (a loaded
-//! kernel and its launch), `device` (the `Backend`).
+//! kernel and its launch), `graph` (CUDA graphs for TinyJit's replays), `device` (the `Backend`).
 
 mod device;
+mod graph;
 mod memory;
 mod nvrtc;
 mod program;
