@@ -46,6 +46,11 @@ pub const FLAGS: &[Flag] = &[
         doc: "0 replays TinyJit's kernels one by one through the engine instead of as device graphs (CPU: one pre-resolved launch list)",
     },
     Flag {
+        name: "DIST_BACKEND",
+        default: "tcp",
+        doc: "what `distributed::Communicator::from_env` uses with MASTER_ADDR/MASTER_PORT: `tcp`, or `nccl` (feature `nccl`, NVIDIA GPUs)",
+    },
+    Flag {
         name: "DIST_TIMEOUT",
         default: "60",
         doc: "seconds a collective of `distributed::Communicator` waits for the other ranks before it fails naming them",

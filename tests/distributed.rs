@@ -201,3 +201,21 @@ fn bad_groups_are_errors_saying_what_to_fix() {
     });
     assert!(shapes[0].contains("same shape and dtype"), "{}", shapes[0]);
 }
+
+#[test]
+fn nccl_without_its_feature_library_or_gpu_is_an_error_saying_what_to_do() {
+    // This machine has no GPU: built without `nccl` it says how to build; built with it, which
+    // library or device is missing. Never a panic from the loader.
+    let e = Communicator::nccl(0, 1, &format!("127.0.0.1:{}", free_port()), Duration::from_secs(2))
+        .err()
+        .expect("no NCCL group without a GPU")
+        .to_string();
+    if cfg!(feature = "nccl") {
+        assert!(
+            e.contains("NCCL backend") && (e.contains("libcuda") || e.contains("libnccl") || e.contains("no GPU")),
+            "{e}"
+        );
+    } else {
+        assert!(e.contains("--features nccl") && e.contains("TCP"), "{e}");
+    }
+}

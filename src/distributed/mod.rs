@@ -13,12 +13,15 @@
 //! `average_gradients` sends each gradient bucket as soon as its kernels have run, on a thread
 //! of its own, while backward goes on.
 //!
-//! Not here yet: NCCL, collectives in a device's own memory (every exchange goes through host
-//! bytes).
+//! With the cargo feature `nccl`, `nccl` exchanges through NCCL on the GPUs (bootstrapped over
+//! TCP). Not here yet: collectives on tensors in a device's own memory (every exchange goes
+//! through host bytes, NCCL's too).
 
 mod in_process;
 #[cfg(feature = "mpi")]
 mod mpi;
+#[cfg(feature = "nccl")]
+mod nccl;
 mod tcp;
 mod transport;
 
@@ -69,7 +72,8 @@ impl Communicator {
     /// From the launcher's environment, as `torch.distributed`'s `env://`: `RANK` and
     /// `WORLD_SIZE` (or MPI's `OMPI_COMM_WORLD_RANK`/`OMPI_COMM_WORLD_SIZE`, or `PMI_RANK`/
     /// `PMI_SIZE`, so `mpirun -np N` works) and `MASTER_ADDR`/`MASTER_PORT` for rank 0's
-    /// address. Without them: a group of one (this process alone).
+    /// address, over TCP, or NCCL with `DIST_BACKEND=nccl`. Without them: a group of one (this
+    /// process alone).
     pub fn from_env() -> Result<Communicator> {
         let rank = env_number(&["RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"])?;
         let world = env_number(&["WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])?;
@@ -92,7 +96,14 @@ impl Communicator {
                  (e.g. MASTER_ADDR=127.0.0.1 MASTER_PORT=29500); every rank needs the same values"
             )));
         };
-        Communicator::tcp(rank, world, &format!("{addr}:{port}"), timeout())
+        let addr = format!("{addr}:{port}");
+        match crate::flags::text("DIST_BACKEND").as_deref().map(str::trim) {
+            Some("nccl") => Communicator::nccl(rank, world, &addr, timeout()),
+            None | Some("") | Some("tcp") => Communicator::tcp(rank, world, &addr, timeout()),
+            Some(other) => Err(Error::Distributed(format!(
+                "DIST_BACKEND={other:?}: use tcp (the default) or nccl (under mpirun without MASTER_ADDR: MPI)"
+            ))),
+        }
     }
 
     /// MPI's world (the process was started by `mpirun`; cargo feature `mpi`). Without the
@@ -107,6 +118,24 @@ impl Communicator {
              MASTER_PORT to use TCP"
                 .into(),
         ))
+    }
+
+    /// NCCL on this machine's GPUs (cargo feature `nccl`) as `rank` of `world`: rank 0 at `addr`
+    /// (`host:port`, as for `tcp`) hands NCCL's id to the others; each rank drives GPU
+    /// `LOCAL_RANK` (else its rank modulo the GPUs here). Without the feature, the NCCL library
+    /// or a GPU, an `Err` saying what to install or use instead.
+    pub fn nccl(rank: usize, world: usize, addr: &str, timeout: Duration) -> Result<Communicator> {
+        #[cfg(feature = "nccl")]
+        return nccl::connect(rank, world, addr, timeout).map(Communicator::new);
+        #[cfg(not(feature = "nccl"))]
+        {
+            let _ = (rank, world, addr, timeout);
+            Err(Error::Distributed(
+                "ferrograd was built without NCCL: rebuild with `--features nccl` (needs the NVIDIA driver and \
+                 libnccl2 at run time), or use TCP (MASTER_ADDR/MASTER_PORT) or MPI"
+                    .into(),
+            ))
+        }
     }
 
     /// A group of `size` ranks that are threads of this process (one communicator per thread),
