@@ -145,7 +145,7 @@ fn plan_replay(cap: &Captured, replaced: &[Arc<Buffer>]) -> Result<Vec<Segment>>
             let vals = crate::engine::launch_values(&k.spec, device, &s.var_vals)?;
             launches.push(GraphLaunch { program: &k.program, bufs: &s.bufs, vals });
         }
-        match crate::runtime::get_device(device)?.graph(&launches) {
+        match crate::runtime::graph_build::build(device, &launches) {
             None => segments.push(Segment::Steps(i..end)),
             Some(graph) => {
                 let mut patches = Vec::new();

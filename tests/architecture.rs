@@ -240,6 +240,7 @@ const PUBLIC_MODULES: &[&str] = &[
     "runtime::cc",
     "runtime::cpu",
     "runtime::cuda",
+    "runtime::graph",
     "runtime::hip",
     "runtime::metal",
     "runtime::null",

@@ -53,11 +53,6 @@ pub trait Backend: Send + Sync + 'static {
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
-    /// `launches` (this device's programs, in order) as one device graph, for TinyJit's
-    /// replays; `None` where the device has no graphs (its kernels replay one by one).
-    fn graph(&self, _launches: &[super::graph::GraphLaunch]) -> Option<Result<Box<dyn super::graph::DeviceGraph>>> {
-        None
-    }
 }
 
 /// The `N` of a device name `KIND:N` (0 without one), for devices that have several.

@@ -240,9 +240,6 @@ impl Backend for CpuDevice {
         *compiler = compiler.with_rung(rung);
     }
 
-    fn graph(&self, launches: &[super::graph::GraphLaunch]) -> Option<Result<Box<dyn super::graph::DeviceGraph>>> {
-        super::cpu_graph::build(&self.name, launches)
-    }
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
         // One compiler (one rung) for the whole batch, even if the rung changes meanwhile.
         let compiler = self.compiler();

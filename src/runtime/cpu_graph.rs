@@ -41,7 +41,7 @@ fn host_ptr(buf: &Arc<Buffer>, device: &str, kernel: &str) -> Result<*mut u8> {
 }
 
 /// `launches` as one graph, or `None` when one of them is not a CPU program.
-pub(super) fn build(device: &Arc<str>, launches: &[GraphLaunch]) -> Option<Result<Box<dyn DeviceGraph>>> {
+pub(super) fn build(device: &str, launches: &[GraphLaunch]) -> Option<Result<Box<dyn DeviceGraph>>> {
     let programs: Vec<&CpuProgram> = launches
         .iter()
         .map(|l| {
@@ -77,7 +77,7 @@ pub(super) fn build(device: &Arc<str>, launches: &[GraphLaunch]) -> Option<Resul
                 _program: l.program.clone(),
             });
         }
-        Ok(Box::new(CpuGraph { device: device.clone(), launches: out }))
+        Ok(Box::new(CpuGraph { device: Arc::from(device), launches: out }))
     };
     Some(resolve())
 }

@@ -1,6 +1,6 @@
 //! Device graphs: a captured list of kernel launches on one device, resolved once and replayed
 //! as one unit (tinygrad's CUDA graphs, Metal ICBs, HCQ queues). TinyJit builds one per run of
-//! consecutive kernels on a device that has graphs and, on every replay, points the launches
+//! consecutive kernels on a device that has graphs (`graph_build.rs`) and, on every replay, points the launches
 //! at that call's inputs and fresh outputs before running it: no schedule, no lookups.
 
 use super::buffer::Buffer;

@@ -20,6 +20,7 @@ pub(crate) mod disk_cache;
 #[cfg(any(feature = "cuda", feature = "hip", all(feature = "metal", target_os = "macos")))]
 pub(crate) mod gpu_launch;
 pub mod graph;
+pub(crate) mod graph_build;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod null;

@@ -297,12 +297,6 @@ impl Backend for CudaDevice {
         }
     }
 
-    fn graph(
-        &self,
-        launches: &[crate::runtime::graph::GraphLaunch],
-    ) -> Option<Result<Box<dyn crate::runtime::graph::DeviceGraph>>> {
-        super::graph::build(&self.name, &self.ctx, launches)
-    }
     fn compile(&self, specs: &[Arc<ProgramSpec>]) -> Result<Vec<Arc<dyn Program>>> {
         let keys: Vec<String> = specs.iter().map(|s| self.key(&s.src)).collect();
         // NVRTC programs are independent: each kernel is built on its own.

@@ -82,11 +82,7 @@ impl Node {
 }
 
 /// `launches` as one CUDA graph, or `None` when one of them is not a CUDA program.
-pub(super) fn build(
-    device: &str,
-    ctx: &Arc<CudaContext>,
-    launches: &[GraphLaunch],
-) -> Option<Result<Box<dyn DeviceGraph>>> {
+pub(crate) fn build(device: &str, launches: &[GraphLaunch]) -> Option<Result<Box<dyn DeviceGraph>>> {
     let programs: Vec<&CudaProgram> = launches
         .iter()
         .map(|l| {
@@ -94,7 +90,8 @@ pub(super) fn build(
             any.downcast_ref::<CudaProgram>()
         })
         .collect::<Option<_>>()?;
-    Some(build_graph(device, ctx, launches, &programs))
+    let ctx = programs.first()?.ctx.clone();
+    Some(build_graph(device, &ctx, launches, &programs))
 }
 
 fn build_graph(

@@ -14,7 +14,7 @@
 //! kernel and its launch), `graph` (CUDA graphs for TinyJit's replays), `device` (the `Backend`).
 
 mod device;
-mod graph;
+pub(crate) mod graph;
 mod memory;
 mod nvrtc;
 mod program;
