@@ -172,7 +172,6 @@ impl Communicator {
     /// its size).
     fn parts_as_tensors(&self, parts: Vec<Vec<u8>>, t: &Tensor, what: &str) -> Result<Vec<Tensor>> {
         let nbytes = t.nbytes();
-        let device = t.devices().remove(0);
         parts
             .into_iter()
             .enumerate()
@@ -187,10 +186,10 @@ impl Communicator {
                         t.dtype()
                     )));
                 }
-                let buf = Buffer::with_data(&device, t.dtype(), p);
-                Ok(Tensor::from_uop(buffer_view(buf, &t.shape())))
+                Ok(p)
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()
+            .map(|parts| tensors_like(parts, t))
     }
 
     /// `op` over every rank's `t` (same shape and dtype on all), the result on every rank;
@@ -249,8 +248,7 @@ impl Communicator {
         if flats.len() == 1 {
             // One bucket: nothing to overlap, so no exchange thread.
             let bytes = flats[0].to_bytes()?;
-            let parts =
-                self.parts_as_tensors(exchange_bucket(transport, 0, &bytes)?, &flats[0], "average_gradients")?;
+            let parts = tensors_like(exchange_bucket(transport, 0, &bytes)?, &flats[0]);
             self.set_mean_grads(&with_grad, &parts)?;
             return Ok(GradientSync { buckets: 1, steps_left_at_send: vec![0] });
         }
@@ -292,7 +290,8 @@ impl Communicator {
             rest.map(|()| (exchanged, steps_left_at_send))
         })?;
         for ((b, flat), parts) in buckets.iter().zip(&flats).zip(exchanged) {
-            let parts = self.parts_as_tensors(parts?, flat, "average_gradients")?;
+            // `exchange_bucket` checked every part's size.
+            let parts = tensors_like(parts?, flat);
             self.set_mean_grads(&with_grad[b.clone()], &parts)?;
         }
         let sync = GradientSync { buckets: buckets.len(), steps_left_at_send };
@@ -376,6 +375,15 @@ impl SendQueue {
             self.next += 1;
         }
     }
+}
+
+/// Each rank's bytes (already checked to be `t`'s size) as a tensor shaped like `t`, on its device.
+fn tensors_like(parts: Vec<Vec<u8>>, t: &Tensor) -> Vec<Tensor> {
+    let device = t.devices().remove(0);
+    parts
+        .into_iter()
+        .map(|p| Tensor::from_uop(buffer_view(Buffer::with_data(&device, t.dtype(), p), &t.shape())))
+        .collect()
 }
 
 /// One bucket's exchange, tagged with its index so that ranks out of step (different

@@ -11,7 +11,7 @@ use crate::codegen::{get_program, ProgramSpec};
 use crate::error::Result;
 use crate::helpers::debug_level;
 use crate::runtime::{get_device, Buffer};
-use crate::schedule::{create_schedule, ItemKind, ScheduleItem};
+use crate::schedule::{create_schedule, ItemKind, Schedule, ScheduleItem};
 use crate::uop::{FxHashMap, UOp};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -162,7 +162,7 @@ pub(crate) fn realize_lock() -> std::sync::MutexGuard<'static, ()> {
 
 /// Realizes `outs`, returning the buffer of each.
 pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
-    realize_notifying(outs, &mut |_, _, _| {})
+    realize_with(outs, None)
 }
 
 /// `realize`, calling `ready(j, buffer, steps_left)` as soon as output `j` holds its value:
@@ -171,6 +171,13 @@ pub fn realize(outs: &[UOp]) -> Result<Vec<Arc<Buffer>>> {
 /// a finished gradient bucket to the other ranks while backward goes on). `ready` runs under
 /// the realize lock: it may read the buffer, never realize.
 pub fn realize_notifying(outs: &[UOp], ready: &mut dyn FnMut(usize, &Arc<Buffer>, usize)) -> Result<Vec<Arc<Buffer>>> {
+    realize_with(outs, Some(ready))
+}
+
+type Ready<'a> = &'a mut dyn FnMut(usize, &Arc<Buffer>, usize);
+
+/// The realize itself; without a listener it skips working out which step finishes which output.
+fn realize_with(outs: &[UOp], mut ready: Option<Ready>) -> Result<Vec<Arc<Buffer>>> {
     let _lock = realize_lock();
     if crate::compiler_log::enabled() {
         crate::compiler_log::realize_started();
@@ -188,6 +195,35 @@ pub fn realize_notifying(outs: &[UOp], ready: &mut dyn FnMut(usize, &Arc<Buffer>
         crate::compiler_log::graph_scheduled(graph);
     }
     // The outputs each step finishes (an output is final after the last step writing it).
+    let finishes = match ready.as_mut() {
+        Some(ready) => outputs_finished_by_step(&sched, ready),
+        None => Vec::new(),
+    };
+    // Memory planning: each item holds its buffers; dropping it after it runs releases the
+    // intermediates whose last use it was, before later kernels allocate theirs.
+    let steps = sched.items.len();
+    for (k, (item, kernel)) in sched.items.into_iter().zip(compiled).enumerate() {
+        let step = match item.kind {
+            ItemKind::Kernel => Step::Kernel(kernel.expect("kernel not compiled")),
+            ItemKind::Copy => Step::Copy,
+        };
+        step.run(&item.bufs, &item.device, &item.var_vals)?;
+        if let (Some(ready), Some(done)) = (ready.as_mut(), finishes.get(k)) {
+            for &j in done {
+                ready(j, &sched.outputs[j], steps - k - 1);
+            }
+        }
+        let (bufs, device, assign, var_vals) = (item.bufs, item.device, item.assign, item.var_vals);
+        capture::record(capture::Recorded { step, bufs, device, assign, var_vals });
+    }
+    crate::runtime::memory::realize_finished();
+    crate::compiler_log::realize_finished()?;
+    Ok(sched.outputs)
+}
+
+/// For each step, the outputs whose last write it is; outputs no step writes are reported
+/// ready at once.
+fn outputs_finished_by_step(sched: &Schedule, ready: Ready) -> Vec<Vec<usize>> {
     let mut outputs_in: FxHashMap<*const Buffer, Vec<usize>> = FxHashMap::default();
     for (j, out) in sched.outputs.iter().enumerate() {
         outputs_in.entry(Arc::as_ptr(out)).or_default().push(j);
@@ -205,22 +241,5 @@ pub fn realize_notifying(outs: &[UOp], ready: &mut dyn FnMut(usize, &Arc<Buffer>
             None => ready(j, out, sched.items.len()),
         }
     }
-    // Memory planning: each item holds its buffers; dropping it after it runs releases the
-    // intermediates whose last use it was, before later kernels allocate theirs.
-    let steps = sched.items.len();
-    for (k, (item, kernel)) in sched.items.into_iter().zip(compiled).enumerate() {
-        let step = match item.kind {
-            ItemKind::Kernel => Step::Kernel(kernel.expect("kernel not compiled")),
-            ItemKind::Copy => Step::Copy,
-        };
-        step.run(&item.bufs, &item.device, &item.var_vals)?;
-        for &j in &finishes[k] {
-            ready(j, &sched.outputs[j], steps - k - 1);
-        }
-        let (bufs, device, assign, var_vals) = (item.bufs, item.device, item.assign, item.var_vals);
-        capture::record(capture::Recorded { step, bufs, device, assign, var_vals });
-    }
-    crate::runtime::memory::realize_finished();
-    crate::compiler_log::realize_finished()?;
-    Ok(sched.outputs)
+    finishes
 }

@@ -4,7 +4,7 @@
 
 use super::buffer::Buffer;
 use super::cpu::{CpuProgram, KernelFn, SendPtr};
-use super::graph::{DeviceGraph, GraphLaunch};
+use super::graph::{check_replacement, DeviceGraph, GraphLaunch};
 use super::memory::{host_execution_lock, HostMemory};
 use super::threadpool::ThreadPool;
 use super::Program;
@@ -85,17 +85,7 @@ pub(super) fn build(device: &str, launches: &[GraphLaunch]) -> Option<Result<Box
 impl DeviceGraph for CpuGraph {
     fn set_buffer(&mut self, i: usize, arg: usize, buf: &Arc<Buffer>) -> Result<()> {
         let l = &mut self.launches[i];
-        if buf.nbytes() < l.held[arg].nbytes() {
-            return Err(Error::Launch {
-                device: self.device.to_string(),
-                kernel: l.name.clone(),
-                message: format!(
-                    "argument {arg} of a graph launch replaced by {} bytes, it had {}",
-                    buf.nbytes(),
-                    l.held[arg].nbytes()
-                ),
-            });
-        }
+        check_replacement(&self.device, &l.name, arg, &l.held[arg], buf)?;
         l.ptrs[arg] = host_ptr(buf, &self.device, &l.name)?;
         l.held[arg] = buf.clone();
         Ok(())

@@ -5,7 +5,7 @@
 
 use super::buffer::Buffer;
 use super::Program;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::sync::Arc;
 
 /// One launch of a graph as captured: its program, buffers (DEFINE_GLOBAL order) and the
@@ -26,4 +26,21 @@ pub trait DeviceGraph {
     /// Runs the launches in order, as a single launch would (a GPU's may still be running
     /// when it returns, ordered before later work on the device).
     fn run(&mut self) -> Result<()>;
+}
+
+/// The check every graph's `set_buffer` makes: a replacement must hold at least as many bytes
+/// as the buffer the launch was captured with (its kernel indexes that far).
+pub(crate) fn check_replacement(device: &str, kernel: &str, arg: usize, held: &Buffer, new: &Buffer) -> Result<()> {
+    if new.nbytes() < held.nbytes() {
+        return Err(Error::Launch {
+            device: device.to_string(),
+            kernel: kernel.to_string(),
+            message: format!(
+                "argument {arg} of a graph launch replaced by {} bytes, it had {}",
+                new.nbytes(),
+                held.nbytes()
+            ),
+        });
+    }
+    Ok(())
 }

@@ -9,7 +9,7 @@ use super::program::CudaProgram;
 use crate::error::{Error, Result};
 use crate::runtime::buffer::Buffer;
 use crate::runtime::gpu_launch::value_slots;
-use crate::runtime::graph::{DeviceGraph, GraphLaunch};
+use crate::runtime::graph::{check_replacement, DeviceGraph, GraphLaunch};
 use crate::runtime::Program;
 use cudarc::driver::{result as drv, sys, CudaContext};
 use std::ffi::c_void;
@@ -173,17 +173,7 @@ fn build_graph(
 impl DeviceGraph for CudaGraph {
     fn set_buffer(&mut self, i: usize, arg: usize, buf: &Arc<Buffer>) -> Result<()> {
         let n = &mut self.nodes[i];
-        if buf.nbytes() < n.held[arg].nbytes() {
-            return Err(Error::Launch {
-                device: self.device.clone(),
-                kernel: n.name.clone(),
-                message: format!(
-                    "argument {arg} of a graph launch replaced by {} bytes, it had {}",
-                    buf.nbytes(),
-                    n.held[arg].nbytes()
-                ),
-            });
-        }
+        check_replacement(&self.device, &n.name, arg, &n.held[arg], buf)?;
         device_ptr(buf)?;
         n.held[arg] = buf.clone();
         n.changed = true;
