@@ -1,5 +1,6 @@
 //! The WebGPU device: adapter and device discovery, memory, pipelines through the compile cache.
 
+use super::exact_spirv::exact_spirv;
 use super::program::{padded, Built, Shared, WebGpuMemory, WebGpuProgram, MAX_GROUPS_PER_DIM};
 use crate::error::{Error, Result};
 use crate::helpers::{debug_level, stable_hash_hex};
@@ -19,6 +20,9 @@ pub struct WebGpuDevice {
     renderer: WgslRenderer,
     int64: bool,
     f64: bool,
+    /// Kernels reach the driver as SPIR-V with exact float operations (`exact_spirv.rs`):
+    /// on Vulkan, where wgpu passes SPIR-V through.
+    exact_floats: bool,
     /// Largest buffer one binding may cover.
     max_binding: u64,
     identity: String,
@@ -46,7 +50,10 @@ impl WebGpuDevice {
         }))
         .map_err(|e| unavailable(format!("wgpu found no adapter ({e}); {INSTALL_HINT}")))?;
         let info = adapter.get_info();
-        let wanted = wgpu::Features::SHADER_INT64 | wgpu::Features::SHADER_F64;
+        let mut wanted = wgpu::Features::SHADER_INT64 | wgpu::Features::SHADER_F64;
+        if info.backend == wgpu::Backend::Vulkan {
+            wanted |= wgpu::Features::PASSTHROUGH_SHADERS;
+        }
         let features = adapter.features() & wanted;
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -58,6 +65,7 @@ impl WebGpuDevice {
         .map_err(|e| unavailable(format!("creating a device on {} failed: {e}", info.name)))?;
         let int64 = features.contains(wgpu::Features::SHADER_INT64);
         let f64 = features.contains(wgpu::Features::SHADER_F64);
+        let exact_floats = features.contains(wgpu::Features::PASSTHROUGH_SHADERS);
         let local =
             (limits.max_compute_workgroup_size_x as usize).min(limits.max_compute_invocations_per_workgroup as usize);
         let target = Target {
@@ -77,7 +85,10 @@ impl WebGpuDevice {
             vector_registers: 0,
             ..Target::cpu(name)
         };
-        let identity = format!("WebGPU {} ({:?}, {} {})", info.name, info.backend, info.driver, info.driver_info);
+        let floats =
+            if exact_floats { "exact floats (SPIR-V NoContraction)" } else { "floats as the driver compiles them" };
+        let identity =
+            format!("WebGPU {} ({:?}, {} {}), {floats}", info.name, info.backend, info.driver, info.driver_info);
         if debug_level() >= 1 {
             eprintln!("{name}: {identity}, int64 {int64}, f64 {f64}");
         }
@@ -89,6 +100,7 @@ impl WebGpuDevice {
             renderer: WgslRenderer { target },
             int64,
             f64,
+            exact_floats,
             max_binding: limits.max_storage_buffer_binding_size as u64,
             identity,
             cache: CompileCache::default(),
@@ -148,10 +160,29 @@ impl WebGpuDevice {
         }
         let _scopes = self.scopes.lock().unwrap_or_else(|e| e.into_inner());
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some(&spec.name),
-            source: wgpu::ShaderSource::Wgsl(spec.src.as_str().into()),
-        });
+        let constants = [("fg_local", local as f64), ("fg_groups", groups as f64)];
+        let (module, constants): (_, &[(&str, f64)]) = if self.exact_floats {
+            let spirv = exact_spirv(&spec.src, &spec.name, &constants).map_err(fail)?;
+            let desc = wgpu::ShaderModuleDescriptorPassthrough {
+                label: Some(&spec.name),
+                entry_points: vec![wgpu::PassthroughShaderEntryPoint {
+                    name: spec.name.as_str().into(),
+                    workgroup_size: (local as u32, 1, 1),
+                }]
+                .into(),
+                spirv: Some(spirv.into()),
+                ..Default::default()
+            };
+            // SAFETY: the SPIR-V is naga's translation of WGSL that naga validated just now, with
+            // the checks wgpu's own translation has (restricted indexing, guarded division,
+            // bounded loops); the only change is `NoContraction` decorations, which constrain
+            // how the driver may compile float operations and nothing else. Its bindings are
+            // the WGSL's, matching `layout` below, and its overrides are already applied.
+            (unsafe { device.create_shader_module_passthrough(desc) }, &[])
+        } else {
+            let source = wgpu::ShaderSource::Wgsl(spec.src.as_str().into());
+            (device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(&spec.name), source }), &constants)
+        };
         let layout =
             device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries: &entries });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -159,14 +190,13 @@ impl WebGpuDevice {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
-        let constants = [("fg_local", local as f64), ("fg_groups", groups as f64)];
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(&spec.name),
             layout: Some(&pipeline_layout),
             module: &module,
             entry_point: Some(&spec.name),
             compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &constants,
+                constants,
                 zero_initialize_workgroup_memory: false,
             },
             cache: None,

@@ -8,9 +8,14 @@
 //! an `Error::Compile` naming the op and dtype. 8/16-bit dtypes and bool are packed into 32-bit
 //! words in memory (stores by atomics), as the host stores them.
 //!
-//! The parts: `program` (memory, pipelines, launch) and `device` (the `Backend`).
+//! On Vulkan the WGSL is compiled to SPIR-V here with every float operation marked exact
+//! (`exact_spirv`), so the driver cannot rewrite `x - x` to 0 or fold NaN comparisons; other
+//! backends compile the WGSL as wgpu does.
+//!
+//! The parts: `program` (memory, pipelines, launch), `exact_spirv` and `device` (the `Backend`).
 
 mod device;
+mod exact_spirv;
 mod program;
 
 pub use device::{open, WebGpuDevice};
