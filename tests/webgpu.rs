@@ -122,3 +122,24 @@ fn float_arithmetic_is_exact_for_inf_nan_and_rounding() {
         }
     });
 }
+
+/// i32 values widened to i64 (an int32 index tensor's bounds checks): lavapipe compared
+/// `i64(x)` of an i32 `x` wrongly, so an int32 index read nothing; the renderer sign-extends
+/// by hand. Against Rust's `as i64`.
+#[test]
+fn int32_values_widened_to_int64_compare_and_index_correctly() {
+    on_webgpu(|| {
+        let iv = vec![-3i32, -1, 0, 4, i32::MIN, i32::MAX];
+        let i = Tensor::from_vec(iv.clone(), [iv.len()]);
+        let wide = i.cast(DType::I64);
+        assert_eq!(wide.to_vec::<i64>().unwrap(), iv.iter().map(|&v| v as i64).collect::<Vec<_>>());
+        assert_eq!(wide.lt(5i64).to_vec::<bool>().unwrap(), iv.iter().map(|&v| (v as i64) < 5).collect::<Vec<_>>());
+        let as_u64 = i.cast(DType::U64).to_vec::<u64>().unwrap();
+        assert_eq!(as_u64, iv.iter().map(|&v| v as i64 as u64).collect::<Vec<_>>());
+        let x: Vec<f32> = (0..10).map(|v| v as f32 * 1.5).collect();
+        let t = Tensor::from_vec(x.clone(), [5, 2]);
+        let idx = Tensor::from_vec(vec![1i32, -1, 4], [3]);
+        let got = t.index(&[ferrograd::tensor::Idx::T(idx)]).to_vec::<f32>().unwrap();
+        assert_eq!(got, vec![x[2], x[3], x[8], x[9], x[8], x[9]]);
+    });
+}

@@ -103,8 +103,18 @@ pub fn wgsl_cast(x: &str, from: DType, to: DType) -> String {
         _ if from_float => float_to_int(&x, compute_dtype(from), to),
         // Widening keeps the source's signedness (zero- or sign-extends), then reinterprets.
         _ if to.itemsize() == 8 && from.itemsize() < 8 => {
-            let wide = if from.is_unsigned() { "u64" } else { "i64" };
-            format!("{}({wide}({x}))", wgsl_type(to))
+            if from.is_unsigned() {
+                let wide = format!("u64({x})");
+                if to.is_unsigned() {
+                    wide
+                } else {
+                    format!("i64({wide})")
+                }
+            } else {
+                // Sign-extended by hand: lavapipe compares `i64(x)` of an i32 `x` wrongly.
+                let bits = format!("(u64(bitcast<u32>(i32({x}))) | select(0lu, 0xffffffff00000000lu, i32({x}) < 0i))");
+                format!("{}({bits})", if to.is_unsigned() { "" } else { "bitcast<i64>" })
+            }
         }
         _ => wrap_small(&format!("{}({x})", wgsl_type(to)), to),
     }
