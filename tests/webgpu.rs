@@ -143,3 +143,54 @@ fn int32_values_widened_to_int64_compare_and_index_correctly() {
         assert_eq!(got, vec![x[2], x[3], x[8], x[9], x[8], x[9]]);
     });
 }
+
+/// f64 `exp2`, `log2` and `sin` (SPIR-V has only 32-bit ones) are lowered to f64 arithmetic:
+/// against Rust's f64 functions, within 4 ulp (sin: 4 ulp or 1e-16 absolute where it
+/// crosses zero), specials included.
+#[test]
+fn f64_transcendentals_are_computed_in_double_precision() {
+    on_webgpu(|| {
+        let mut xs: Vec<f64> = (-400..=400).map(|k| k as f64 * 0.37 + (k as f64 * 0.001).sin()).collect();
+        xs.extend([
+            0.0,
+            -0.0,
+            1.0,
+            0.5,
+            1e-310,
+            5e-324,
+            1e300,
+            -1e300,
+            1023.9,
+            1024.0,
+            -1074.0,
+            -1080.0,
+            1e5,
+            -123456.789,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            std::f64::consts::PI,
+        ]);
+        let n = xs.len();
+        let x = Tensor::from_vec(xs.clone(), [n]);
+        let ulps = |a: f64, b: f64| ((a.to_bits() as i64) - (b.to_bits() as i64)).unsigned_abs();
+        let check = |name: &str, got: Vec<f64>, want: fn(f64) -> f64, abs: f64| {
+            for (g, &v) in got.iter().zip(&xs) {
+                let w = want(v);
+                let ok = (g.is_nan() && w.is_nan()) || g == &w || ulps(*g, w) <= 4 || (g - w).abs() <= abs;
+                assert!(ok, "{name}({v:e}): got {g:e}, want {w:e}");
+            }
+        };
+        check("exp2", x.exp2().to_vec().unwrap(), f64::exp2, 0.0);
+        check("log2", x.log2().to_vec().unwrap(), f64::log2, 0.0);
+        // Where |x| < 1.6e6 (the documented range of the three-part reduction).
+        let small: Vec<f64> = xs.iter().map(|&v| if v.abs() < 1.6e6 || !v.is_finite() { v } else { 1.0 }).collect();
+        let got = Tensor::from_vec(small.clone(), [n]).sin().to_vec::<f64>().unwrap();
+        for (g, &v) in got.iter().zip(&small) {
+            let w = v.sin();
+            let ok = (g.is_nan() && w.is_nan()) || ulps(*g, w) <= 4 || (g - w).abs() <= 1e-16;
+            assert!(ok, "sin({v:e}): got {g:e}, want {w:e}");
+        }
+    });
+}

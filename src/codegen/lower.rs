@@ -1,6 +1,7 @@
 //! Lowering rules: rewrite a kernel AST into the small op set a renderer prints.
 //! Today: f16/bf16 arithmetic computes in f32 on targets without native half math
-//! (each op rounds back to 16 bits, as PyTorch does).
+//! (each op rounds back to 16 bits, as PyTorch does), and f64 `EXP2`/`LOG2`/`SIN` become f64
+//! arithmetic on targets whose transcendentals are 32-bit only (`transcendental.rs`).
 
 use crate::renderer::Target;
 use crate::uop::pattern::{graph_rewrite, rule, PatternMatcher, RewriteMode, UPat};
@@ -38,10 +39,37 @@ fn half_rules() -> &'static PatternMatcher<()> {
     })
 }
 
+/// A scalar f64 transcendental as f64 arithmetic.
+fn f64_transcendental(n: &UOp) -> Option<UOp> {
+    if n.dtype() != DType::F64 {
+        return None;
+    }
+    let x = &n.src()[0];
+    Some(match n.op() {
+        Ops::EXP2 => super::transcendental::exp2(x),
+        Ops::LOG2 => super::transcendental::log2(x),
+        Ops::SIN => super::transcendental::sin(x),
+        _ => return None,
+    })
+}
+
+fn f64_transcendental_rules() -> &'static PatternMatcher<()> {
+    static PM: OnceLock<PatternMatcher<()>> = OnceLock::new();
+    PM.get_or_init(|| {
+        PatternMatcher::new(vec![rule(UPat::ops(&[Ops::EXP2, Ops::LOG2, Ops::SIN]).named("x"), |b| {
+            f64_transcendental(&b["x"])
+        })])
+    })
+}
+
 /// Applies the lowering rules the target needs.
 pub fn lower(ast: &UOp, target: &Target) -> UOp {
-    if target.native_half {
-        return ast.clone();
+    let mut ast = ast.clone();
+    if !target.f64_transcendentals {
+        ast = graph_rewrite(&ast, f64_transcendental_rules(), RewriteMode::BottomUp);
     }
-    graph_rewrite(ast, half_rules(), RewriteMode::BottomUp)
+    if !target.native_half {
+        ast = graph_rewrite(&ast, half_rules(), RewriteMode::BottomUp);
+    }
+    ast
 }

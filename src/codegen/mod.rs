@@ -11,6 +11,7 @@ pub(crate) mod lower;
 pub mod opts;
 pub mod passes;
 pub(crate) mod symbolic_ranges;
+mod transcendental;
 pub(crate) mod vector_rules;
 pub(crate) mod vectorize;
 

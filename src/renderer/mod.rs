@@ -24,6 +24,9 @@ pub struct Target {
     /// Native f16/bf16 arithmetic; otherwise they compute in f32.
     pub native_half: bool,
     pub supports_f64: bool,
+    /// f64 `EXP2`/`LOG2`/`SIN` in the target's language; otherwise a lowering rule computes
+    /// them with f64 arithmetic (`codegen/transcendental.rs`).
+    pub f64_transcendentals: bool,
     /// Largest global size per dimension (GPU).
     pub global_max: [usize; 3],
     /// Largest local size per dimension and in total (GPU).
@@ -64,6 +67,7 @@ impl Target {
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             native_half: false,
             supports_f64: true,
+            f64_transcendentals: true,
             global_max: [usize::MAX; 3],
             local_max: [1; 3],
             local_max_total: 1,

@@ -13,8 +13,8 @@
 //! `setp.neu`); float→int conversion saturates with NaN → 0 (PTX's own `cvt.rzi` rule, clamped
 //! further for 8/16-bit results); `MAX` keeps C's `a < b ? b : a`. Two rules are PTX's: `EXP2`,
 //! `LOG2` and `SIN` are the hardware approximations (`ex2.approx`: 2 ulp; `sin.approx`: 2^-20.9
-//! absolute error on [-π, π], worse far outside), and f64 has none of them (`ptx_unsupported`
-//! names such a kernel; the device reports it as a compile error).
+//! absolute error on [-π, π], worse far outside), and f64 has none of them: the target asks for f64 ones
+//! as f64 arithmetic (`codegen/transcendental.rs`; `ptx_unsupported` still names any left).
 
 mod alu;
 
@@ -35,7 +35,8 @@ pub struct PtxRenderer {
 impl PtxRenderer {
     /// A renderer for `arch` (`sm_80`; PTX for it also runs on later GPUs) with `target`'s limits.
     pub fn new(target: Target, arch: &str) -> PtxRenderer {
-        PtxRenderer { target, arch: arch.to_string() }
+        // PTX's transcendentals are f32 approximations: f64 ones are lowered to arithmetic.
+        PtxRenderer { target: Target { f64_transcendentals: false, ..target }, arch: arch.to_string() }
     }
 
     pub fn arch(&self) -> &str {

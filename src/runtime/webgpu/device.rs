@@ -73,6 +73,8 @@ impl WebGpuDevice {
             has_threads: false,
             threads: 1,
             supports_f64: f64,
+            // SPIR-V's GLSL.std.450 transcendentals are 32-bit only.
+            f64_transcendentals: false,
             // Groups are dispatched over two dimensions; indices are i32 in the shader.
             global_max: [i32::MAX as usize; 3],
             local_max: [
