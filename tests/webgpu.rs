@@ -194,3 +194,24 @@ fn f64_transcendentals_are_computed_in_double_precision() {
         }
     });
 }
+
+/// f32 `log2` is ferrograd's own (`fg_log2`), not the driver's (lavapipe's is off by ~1e-8
+/// absolute near 1): within 3 ulp of Rust's f32 `log2`, near 1, subnormals and specials included.
+#[test]
+fn f32_log2_is_accurate_near_one_and_everywhere() {
+    on_webgpu(|| {
+        let mut xs: Vec<f32> = (1..2000).map(|k| k as f32 * 0.013).collect();
+        xs.extend((1..200).map(|k| 1.0 - k as f32 * 1e-7));
+        xs.extend((1..200).map(|k| 1.0 + k as f32 * 1e-7));
+        xs.extend([1e-40, 1e-45, f32::MIN_POSITIVE, 3e38, 0.0, -0.0, -1.0, f32::INFINITY, f32::NAN, 1.0, 2.0, 0.5]);
+        let got = Tensor::from_vec(xs.clone(), [xs.len()]).log2().to_vec::<f32>().unwrap();
+        for (g, &v) in got.iter().zip(&xs) {
+            let w = v.log2();
+            let ulps = ((g.to_bits() as i64) - (w.to_bits() as i64)).unsigned_abs();
+            assert!(
+                (g.is_nan() && w.is_nan()) || g == &w || ulps <= 3,
+                "log2({v:e}): got {g:e}, want {w:e} ({ulps} ulp)"
+            );
+        }
+    });
+}

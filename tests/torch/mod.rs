@@ -69,10 +69,6 @@ impl Known {
 }
 
 pub const KNOWN_FAILURES: &[Known] = &[
-    // lavapipe's f32 `log2` near 1 is off by ~1e-8 absolute, 13% of log2(1 - 1e-7); the CPU's
-    // libm is exact there. Needs a WGSL `log2` of our own, as `exp2` has (`fg_exp2`).
-    Known { group: "math", case: "log1p_small", devices: &["WEBGPU"], bug: "lavapipe's f32 log2 near 1" },
-    Known { group: "math", case: "expm1_small", devices: &["WEBGPU"], bug: "lavapipe's f32 log2 near 1" },
     // The divisor n - 1 = 0 is a literal: lavapipe folds 0 / 0 to 0 even marked exact (as it
     // folds `x * 0.0`), where IEEE gives NaN.
     Known {

@@ -150,6 +150,7 @@ impl<'a> Walk<'a> {
             Ops::SQRT => format!("sqrt({})", s[0]),
             Ops::EXP2 if dt.scalar == Scalar::F32 => format!("fg_exp2({})", s[0]),
             Ops::EXP2 => format!("exp2({})", s[0]),
+            Ops::LOG2 if dt.scalar == Scalar::F32 => format!("fg_log2({})", s[0]),
             Ops::LOG2 => format!("log2({})", s[0]),
             Ops::SIN => format!("sin({})", s[0]),
             Ops::TRUNC => format!("trunc({})", s[0]),

@@ -156,9 +156,10 @@ fn next_down(v: f64, from: DType) -> f64 {
 }
 
 /// Helpers every shader starts with: bit-pattern floats, the 16-bit float conversions
-/// (bit-exact with the `half` crate, as the C prelude's) and f32 `exp2` by the C device's polynomial (within 1.2 ulp; the nearest integer by `round`,
-/// since Vulkan compilers may reassociate the C version's `(x + 1.5·2^23) - 1.5·2^23`), so WEBGPU's results do not depend on the driver's
-/// approximations.
+/// (bit-exact with the `half` crate, as the C prelude's), f32 `exp2` by the C device's polynomial (within 1.2 ulp; the nearest integer by `round`,
+/// since Vulkan compilers may reassociate the C version's `(x + 1.5·2^23) - 1.5·2^23`) and f32 `log2` as `e + 2·atanh(s)/ln 2` from the
+/// exponent and mantissa bits (lavapipe's is off by ~1e-8 absolute near 1, where `log1p` needs it exact), so WEBGPU's results do not depend
+/// on the driver's approximations.
 pub const WGSL_PRELUDE: &str = r#"fn fg_f32(b: u32) -> f32 { return bitcast<f32>(b); }
 fn fg_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn fg_h2f(h: u32) -> f32 {
@@ -194,6 +195,21 @@ fn fg_exp2(x: f32) -> f32 {
   let n1 = n >> 1u; let n2 = n - n1;
   let r = p * bitcast<f32>(u32(n1 + 127) << 23u) * bitcast<f32>(u32(n2 + 127) << 23u);
   return select(r, x, fg_nan(x));
+}
+fn fg_log2(x: f32) -> f32 {
+  let sub = x < 1.17549435e-38f;
+  let u = bitcast<u32>(select(x, x * 16777216.0f, sub));
+  var e = i32((u >> 23u) & 0xffu) - select(127i, 151i, sub);
+  var m = bitcast<f32>((u & 0x7fffffu) | 0x3f800000u);
+  let big = m > 1.41421356f;
+  m = select(m, m * 0.5f, big);
+  e = e + select(0i, 1i, big);
+  let s = (m - 1.0f) / (m + 1.0f);
+  let s2 = s * s;
+  let p = ((((s2 * 0.09090909f + 0.11111111f) * s2 + 0.14285715f) * s2 + 0.2f) * s2 + 0.33333334f) * s2 + 1.0f;
+  let r = f32(e) + 2.0f * s * p * 1.44269504f;
+  let special = select(select(r, bitcast<f32>(0xff800000u), x == 0.0f), x, x == bitcast<f32>(0x7f800000u));
+  return select(special, bitcast<f32>(0x7fc00000u), x < 0.0f || fg_nan(x));
 }
 "#;
 
