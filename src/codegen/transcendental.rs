@@ -37,9 +37,12 @@ fn round(x: &UOp) -> UOp {
     let half = x.lt(&f(0.0)).where_(&f(-0.5), &f(0.5));
     UOp::alu(Ops::TRUNC, vec![x + &half])
 }
+fn bitcast(x: UOp, to: DType) -> UOp {
+    UOp::new(Ops::BITCAST, to, vec![x], crate::uop::Arg::None)
+}
 /// `2^k` for an i64 `k` in [-1022, 1023], from its exponent bits.
 fn pow2(k: &UOp) -> UOp {
-    UOp::new(Ops::BITCAST, DType::F64, vec![&(k + &i(1023)) * &i(1 << 52)], crate::uop::Arg::None)
+    bitcast(&(k + &i(1023)) * &i(1 << 52), DType::F64)
 }
 
 /// `1/k!` for k = 0..=n.
@@ -72,10 +75,10 @@ pub(super) fn log2(x: &UOp) -> UOp {
     let xs = valid.where_(x, &f(1.0));
     let sub = xs.lt(&f(f64::MIN_POSITIVE));
     let xs = sub.where_(&(&xs * &f(2f64.powi(54))), &xs);
-    let bits = UOp::new(Ops::BITCAST, DType::I64, vec![xs], crate::uop::Arg::None);
+    let bits = bitcast(xs, DType::I64);
     let mant = i(1 << 52);
     let e = &(&bits.idiv(&mant) - &i(1023)) - &sub.where_(&i(54), &i(0));
-    let m = UOp::new(Ops::BITCAST, DType::F64, vec![&bits.modulo(&mant) + &i(1023 << 52)], crate::uop::Arg::None);
+    let m = bitcast(&bits.modulo(&mant) + &i(1023 << 52), DType::F64);
     let big = f(std::f64::consts::SQRT_2).lt(&m);
     let m = big.where_(&(&m * &f(0.5)), &m);
     let e = (&e + &big.where_(&i(1), &i(0))).cast(DType::F64);

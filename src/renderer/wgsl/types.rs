@@ -102,18 +102,20 @@ pub fn wgsl_cast(x: &str, from: DType, to: DType) -> String {
         Scalar::F32 | Scalar::F64 => format!("{}({x})", wgsl_type(to)),
         _ if from_float => float_to_int(&x, compute_dtype(from), to),
         // Widening keeps the source's signedness (zero- or sign-extends), then reinterprets.
-        _ if to.itemsize() == 8 && from.itemsize() < 8 => {
-            if from.is_unsigned() {
-                let wide = format!("u64({x})");
-                if to.is_unsigned() {
-                    wide
-                } else {
-                    format!("i64({wide})")
-                }
+        _ if to.itemsize() == 8 && from.itemsize() < 8 && from.is_unsigned() => {
+            if to.is_unsigned() {
+                format!("u64({x})")
             } else {
-                // Sign-extended by hand: lavapipe compares `i64(x)` of an i32 `x` wrongly.
-                let bits = format!("(u64(bitcast<u32>(i32({x}))) | select(0lu, 0xffffffff00000000lu, i32({x}) < 0i))");
-                format!("{}({bits})", if to.is_unsigned() { "" } else { "bitcast<i64>" })
+                format!("i64(u64({x}))")
+            }
+        }
+        _ if to.itemsize() == 8 && from.itemsize() < 8 => {
+            // Sign-extended by hand: lavapipe compares `i64(x)` of an i32 `x` wrongly.
+            let bits = format!("(u64(bitcast<u32>(i32({x}))) | select(0lu, 0xffffffff00000000lu, i32({x}) < 0i))");
+            if to.is_unsigned() {
+                bits
+            } else {
+                format!("bitcast<i64>({bits})")
             }
         }
         _ => wrap_small(&format!("{}({x})", wgsl_type(to)), to),
