@@ -10,6 +10,7 @@ pub(crate) mod linearize;
 pub(crate) mod lower;
 pub mod opts;
 pub mod passes;
+pub(crate) mod shared_loops;
 pub(crate) mod symbolic_ranges;
 mod transcendental;
 pub(crate) mod vector_rules;

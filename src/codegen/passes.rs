@@ -8,6 +8,7 @@ use super::expand::expand;
 use super::gpu::{map_to_global, Launch};
 use super::lower::lower;
 use super::opts::LoweringChoices;
+use super::shared_loops::share_reduce_loops;
 use super::symbolic_ranges::split_symbolic_ranges;
 use super::vectorize::{vector_axis, vectorize};
 use crate::compiler_log::{self, Phase};
@@ -37,6 +38,7 @@ pub type AstPass = (&'static str, fn(&UOp) -> UOp);
 pub const PREPARE: &[AstPass] = &[
     ("simplify", simplify),
     ("collapse_reduces", collapse_reduces),
+    ("share_reduce_loops", share_reduce_loops),
     ("split_symbolic_ranges", split_symbolic_ranges),
     ("simplify", simplify),
 ];

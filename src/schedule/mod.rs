@@ -3,10 +3,12 @@
 //! A node is materialized (gets its own buffer and kernel) when it is an output of the realize,
 //! a CONTIGUOUS, a COPY, or a reduce whose result is broadcast (EXPAND) on the way to its
 //! consumer — recomputing it per broadcast element would multiply the work; where the reduce's
-//! one use is an elementwise tail, the tail's top instead — or a large reduce beside a larger
-//! one in the same kernel (`sibling_reduces.rs`). Everything else fuses into
+//! one use is an elementwise tail, the tail's top instead; not a row reduce a CPU kernel runs
+//! once per row, nor one sharing a loop with a sibling (`fused_reduces.rs`) — or a large reduce
+//! beside a larger one in the same kernel (`sibling_reduces.rs`). Everything else fuses into
 //! the kernel of the materialized node that consumes it.
 
+mod fused_reduces;
 mod graph_log;
 pub(crate) mod graph_rules;
 pub(crate) mod multi;
@@ -162,10 +164,14 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
         let expensive = || n.op().is_alu() && fused_cost(n, &mat, RECOMPUTE_LIMIT) >= RECOMPUTE_LIMIT;
         let top_of_tail = || n.op().is_alu() && tail[n] && !us.iter().any(|u| u.op().is_alu() && !mat.contains(u));
         let shared = n.op() == Ops::REDUCE_AXIS && r == Reach::Many;
-        if (flag && (n.op() == Ops::REDUCE_AXIS || expensive() || top_of_tail())) || shared {
+        // A row reduce read back along its row runs once per row in its consumer's kernel: its
+        // inputs are not recomputed per broadcast element (`fused_reduces`).
+        let row_reduce = flag && n.op() == Ops::REDUCE_AXIS && fused_reduces::hoisted_row_reduce(n, &users, &mat);
+        let fused_reduce = row_reduce || fused_reduces::beside_sibling_reduce(n, &users);
+        if (flag && ((n.op() == Ops::REDUCE_AXIS && !fused_reduce) || expensive() || top_of_tail())) || shared {
             mat.insert(n.clone());
         }
-        expanded_above.insert(n.clone(), flag);
+        expanded_above.insert(n.clone(), flag && !row_reduce);
         padded_above.insert(n.clone(), padded);
         reach.insert(n.clone(), r);
     }

@@ -3,9 +3,11 @@
 //! `silu(x @ gate) * (x @ up)`, two matmuls meeting in one elementwise op — runs as plain
 //! scalar loops inside the first one's tiles, 5-10x slower than on its own. So when a kernel
 //! would hold several large reduces side by side (neither inside the other), the largest stays
-//! and the others get kernels of their own. So does a large reduce that the kernel reads at
+//! and the others get kernels of their own (except one that shares the kept one's loop: the
+//! same input in as many steps, see `fused_reduces.rs`). So does a large reduce that the kernel reads at
 //! shifted indices as well as in place (each reading would compute it again).
 
+use super::fused_reduces::shares_loop;
 use super::realized::existing_buffer;
 use crate::uop::{FxHashMap, FxHashSet, Ops, UOp};
 
@@ -67,7 +69,9 @@ pub(super) fn split_sibling_reduces(mat: &mut FxHashSet<UOp>) {
         let large: Vec<&UOp> = found.iter().filter(|r| work(r) >= LARGE_REDUCE && !mat.contains(*r)).collect();
         let keep = large.iter().enumerate().max_by_key(|(_, r)| work(r)).map(|(i, _)| i);
         for (i, r) in large.iter().enumerate() {
-            if large.len() >= 2 && Some(i) != keep {
+            // One that reads the same input as the kept one in as many steps shares its loop.
+            let shares = keep.is_some_and(|k| shares_loop(r, large[k]) || shares_loop(large[k], r));
+            if large.len() >= 2 && Some(i) != keep && !shares {
                 mat.insert((*r).clone());
             }
         }
