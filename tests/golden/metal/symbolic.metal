@@ -1,96 +1,49 @@
-// ---- r_4_16_1_8
-kernel void r_4_16_1_8(device float* data0 [[buffer(0)]], device const float* data1 [[buffer(1)]], device const float* data2 [[buffer(2)]], constant int& pos [[buffer(3)]], uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]], uint3 lsz [[threads_per_threadgroup]]) {
-  int iidx0 = (int)(gid.x*lsz.x+lid.x); /* 64 */
-  int alu0 = (iidx0%16);
-  bool alu1 = (alu0<(pos+1));
-  int alu2 = ((iidx0/16)*8);
-  float val0 = data1[(alu2+7)];
-  int alu3 = (((iidx0/32)*128)+(alu0*8));
-  float val1 = (alu1?data2[(alu3+7)]:0.000000000e0f);
-  float val2 = data1[(alu2+6)];
-  float val3 = (alu1?data2[(alu3+6)]:0.000000000e0f);
-  float val4 = data1[(alu2+5)];
-  float val5 = (alu1?data2[(alu3+5)]:0.000000000e0f);
-  float val6 = data1[(alu2+4)];
-  float val7 = (alu1?data2[(alu3+4)]:0.000000000e0f);
-  float val8 = data1[(alu2+3)];
-  float val9 = (alu1?data2[(alu3+3)]:0.000000000e0f);
-  float val10 = data1[(alu2+2)];
-  float val11 = (alu1?data2[(alu3+2)]:0.000000000e0f);
-  float val12 = data1[(alu2+1)];
-  float val13 = (alu1?data2[(alu3+1)]:0.000000000e0f);
-  float val14 = data1[alu2];
-  float val15 = (alu1?data2[alu3]:0.000000000e0f);
+// ---- r_4_16_8_1_8_1_16
+kernel void r_4_16_8_1_8_1_16(device float* data0 [[buffer(0)]], device const float* data1 [[buffer(1)]], device const float* data2 [[buffer(2)]], constant int& pos [[buffer(3)]], uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]], uint3 lsz [[threads_per_threadgroup]]) {
+  int gidx0 = (int)gid.x; /* 64 */
+  int alu0 = (gidx0%16);
+  int alu1 = (pos+1);
+  bool alu2 = (alu0<alu1);
+  int lidx0 = (int)lid.x; /* 16 */
+  int alu3 = ((gidx0/16)*8);
+  int alu4 = ((gidx0/32)*128);
   float acc0;
   acc0 = 0.000000000e0f;
+  for (int ridx4 = 0; ridx4 < 8; ridx4++) {
+    float val0 = data1[(alu3+ridx4)];
+    float val1 = (alu2?data2[((alu4+(alu0*8))+ridx4)]:0.000000000e0f);
+    acc0 = fma(val0,val1,acc0);
+  }
+  threadgroup float temp0[16];
+  bool alu5 = (lidx0<alu1);
+  float acc1;
+  acc1 = 0.000000000e0f;
+  for (int ridx6 = 0; ridx6 < 8; ridx6++) {
+    float val2 = data1[(alu3+ridx6)];
+    float val3 = (alu5?data2[((alu4+ridx6)+(lidx0*8))]:0.000000000e0f);
+    acc1 = fma(val2,val3,acc1);
+  }
+  float alu6 = (alu5?(acc1*3.535533845e-1f):(-(float)INFINITY));
+  float acc2;
+  acc2 = (-(float)INFINITY);
   for (int ridx5 = 0; ridx5 < 1; ridx5++) {
-    acc0 = (acc0+fma(val0,val1,fma(val2,val3,fma(val4,val5,fma(val6,val7,fma(val8,val9,fma(val10,val11,fma(val12,val13,(val14*val15)))))))));
-  }
-  if (alu1) data0[iidx0] = acc0;
-}
-// ---- r_4_1_4_4
-kernel void r_4_1_4_4(device float* data0 [[buffer(0)]], device const float* data1 [[buffer(1)]], constant int& pos [[buffer(2)]], uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]], uint3 lsz [[threads_per_threadgroup]]) {
-  int iidx0 = (int)(gid.x*lsz.x+lid.x); /* 4 */
-  int alu0 = (pos+1);
-  float acc0;
-  acc0 = (-(float)INFINITY);
-  for (int ridx4 = 0; ridx4 < 1; ridx4++) {
-    for (int ridx5 = 0; ridx5 < 4; ridx5++) {
-      int alu1 = (ridx5*4);
-      bool alu2 = ((alu1+3)<alu0);
-      int alu3 = (alu1+(iidx0*16));
-      float val0 = (alu2?data1[(alu3+3)]:0.000000000e0f);
-      float alu4 = (alu2?(val0*3.535533845e-1f):(-(float)INFINITY));
-      bool alu5 = ((alu1+2)<alu0);
-      float val1 = (alu5?data1[(alu3+2)]:0.000000000e0f);
-      float alu6 = (alu5?(val1*3.535533845e-1f):(-(float)INFINITY));
-      bool alu7 = ((alu1+1)<alu0);
-      float val2 = (alu7?data1[(alu3+1)]:0.000000000e0f);
-      float alu8 = (alu7?(val2*3.535533845e-1f):(-(float)INFINITY));
-      bool alu9 = (alu1<alu0);
-      float val3 = (alu9?data1[alu3]:0.000000000e0f);
-      float alu10 = (alu9?(val3*3.535533845e-1f):(-(float)INFINITY));
-      float alu11 = ((alu8!=alu8)?alu8:((alu10<alu8)?alu8:alu10));
-      float alu12 = ((alu6!=alu6)?alu6:((alu11<alu6)?alu6:alu11));
-      float alu13 = ((alu4!=alu4)?alu4:((alu12<alu4)?alu4:alu12));
-      acc0 = ((alu13!=alu13)?alu13:((acc0<alu13)?alu13:acc0));
+    for (int ridx8 = 0; ridx8 < 1; ridx8++) {
+      acc2 = ((alu6!=alu6)?alu6:((acc2<alu6)?alu6:acc2));
     }
   }
-  data0[iidx0] = acc0;
-}
-// ---- E_4_16
-kernel void E_4_16(device float* data0 [[buffer(0)]], device const float* data1 [[buffer(1)]], device const float* data2 [[buffer(2)]], constant int& pos [[buffer(3)]], uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]], uint3 lsz [[threads_per_threadgroup]]) {
-  int iidx0 = (int)(gid.x*lsz.x+lid.x); /* 64 */
-  bool alu0 = ((iidx0%16)<(pos+1));
-  float val0 = (alu0?data1[iidx0]:0.000000000e0f);
-  float val1 = data2[(iidx0/16)];
-  if (alu0) data0[iidx0] = precise::exp2((((val0*3.535533845e-1f)-val1)*1.442695022e0f));
-}
-// ---- r_4_1_4_4
-kernel void r_4_1_4_4(device float* data0 [[buffer(0)]], device const float* data1 [[buffer(1)]], constant int& pos [[buffer(2)]], uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]], uint3 lsz [[threads_per_threadgroup]]) {
-  int iidx0 = (int)(gid.x*lsz.x+lid.x); /* 4 */
-  int alu0 = (pos+1);
-  float acc0;
-  acc0 = 0.000000000e0f;
-  for (int ridx4 = 0; ridx4 < 1; ridx4++) {
-    for (int ridx5 = 0; ridx5 < 4; ridx5++) {
-      int alu1 = (ridx5*4);
-      bool alu2 = (alu1<alu0);
-      int alu3 = (alu1+(iidx0*16));
-      float val0 = (alu2?data1[alu3]:0.000000000e0f);
-      bool alu4 = ((alu1+1)<alu0);
-      float val1 = (alu4?data1[(alu3+1)]:0.000000000e0f);
-      bool alu5 = ((alu1+2)<alu0);
-      float val2 = (alu5?data1[(alu3+2)]:0.000000000e0f);
-      bool alu6 = ((alu1+3)<alu0);
-      float val3 = (alu6?data1[(alu3+3)]:0.000000000e0f);
-      acc0 = (acc0+((((alu2?val0:0.000000000e0f)+(alu4?val1:0.000000000e0f))+(alu5?val2:0.000000000e0f))+(alu6?val3:0.000000000e0f)));
-    }
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  temp0[lidx0] = acc2;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  float acc3;
+  acc3 = (-(float)INFINITY);
+  for (int ridx10 = 0; ridx10 < 16; ridx10++) {
+    float val4 = temp0[ridx10];
+    acc3 = ((val4!=val4)?val4:((acc3<val4)?val4:acc3));
   }
-  data0[iidx0] = acc0;
+  if ((alu2&(lidx0==0))) data0[gidx0] = precise::exp2((((acc0*3.535533845e-1f)-acc3)*1.442695022e0f));
 }
 // ---- r_1_2_4_4_1_4_4
-kernel void r_1_2_4_4_1_4_4(device float* data0 [[buffer(0)]], device const float* data1 [[buffer(1)]], device const float* data2 [[buffer(2)]], device const float* data3 [[buffer(3)]], constant int& pos [[buffer(4)]], uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]], uint3 lsz [[threads_per_threadgroup]]) {
+kernel void r_1_2_4_4_1_4_4(device float* data0 [[buffer(0)]], device const float* data1 [[buffer(1)]], device const float* data2 [[buffer(2)]], constant int& pos [[buffer(3)]], uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]], uint3 lsz [[threads_per_threadgroup]]) {
   int iidx0 = (int)(gid.x*lsz.x+lid.x); /* 2 */
   int alu0 = (iidx0*4);
   int alu1 = (pos+1);
@@ -126,12 +79,20 @@ kernel void r_1_2_4_4_1_4_4(device float* data0 [[buffer(0)]], device const floa
   acc14 = 0.000000000e0f;
   float acc15;
   acc15 = 0.000000000e0f;
-  for (int ridx4 = 0; ridx4 < 1; ridx4++) {
-    for (int ridx5 = 0; ridx5 < 4; ridx5++) {
-      int alu2 = (ridx5*4);
+  float acc16;
+  acc16 = 0.000000000e0f;
+  float acc17;
+  acc17 = 0.000000000e0f;
+  float acc18;
+  acc18 = 0.000000000e0f;
+  float acc19;
+  acc19 = 0.000000000e0f;
+  for (int ridx5 = 0; ridx5 < 1; ridx5++) {
+    for (int ridx6 = 0; ridx6 < 4; ridx6++) {
+      int alu2 = (ridx6*4);
       bool alu3 = (alu2<alu1);
       float val0 = (alu3?data1[alu2]:0.000000000e0f);
-      int alu4 = ((ridx5*32)+alu0);
+      int alu4 = ((ridx6*32)+alu0);
       float val1 = (alu3?data2[alu4]:0.000000000e0f);
       int alu5 = (alu2+1);
       bool alu6 = (alu5<alu1);
@@ -188,41 +149,41 @@ kernel void r_1_2_4_4_1_4_4(device float* data0 [[buffer(0)]], device const floa
       acc0 = (acc0+((((alu3?(val44*val40):0.000000000e0f)+(alu6?(val45*val41):0.000000000e0f))+(alu8?(val46*val42):0.000000000e0f))+(alu10?(val47*val43):0.000000000e0f)));
       acc1 = (acc1+((((alu3?(val44*val36):0.000000000e0f)+(alu6?(val45*val37):0.000000000e0f))+(alu8?(val46*val38):0.000000000e0f))+(alu10?(val47*val39):0.000000000e0f)));
       acc2 = (acc2+((((alu3?(val44*val32):0.000000000e0f)+(alu6?(val45*val33):0.000000000e0f))+(alu8?(val46*val34):0.000000000e0f))+(alu10?(val47*val35):0.000000000e0f)));
-      acc3 = (acc3+((((alu3?(val44*val25):0.000000000e0f)+(alu6?(val45*val27):0.000000000e0f))+(alu8?(val46*val29):0.000000000e0f))+(alu10?(val47*val31):0.000000000e0f)));
-      acc4 = (acc4+((((alu3?(val24*val40):0.000000000e0f)+(alu6?(val26*val41):0.000000000e0f))+(alu8?(val28*val42):0.000000000e0f))+(alu10?(val30*val43):0.000000000e0f)));
-      acc5 = (acc5+((((alu3?(val24*val36):0.000000000e0f)+(alu6?(val26*val37):0.000000000e0f))+(alu8?(val28*val38):0.000000000e0f))+(alu10?(val30*val39):0.000000000e0f)));
-      acc6 = (acc6+((((alu3?(val24*val32):0.000000000e0f)+(alu6?(val26*val33):0.000000000e0f))+(alu8?(val28*val34):0.000000000e0f))+(alu10?(val30*val35):0.000000000e0f)));
-      acc7 = (acc7+((((alu3?(val24*val25):0.000000000e0f)+(alu6?(val26*val27):0.000000000e0f))+(alu8?(val28*val29):0.000000000e0f))+(alu10?(val30*val31):0.000000000e0f)));
-      acc8 = (acc8+((((alu3?(val20*val16):0.000000000e0f)+(alu6?(val21*val17):0.000000000e0f))+(alu8?(val22*val18):0.000000000e0f))+(alu10?(val23*val19):0.000000000e0f)));
-      acc9 = (acc9+((((alu3?(val20*val12):0.000000000e0f)+(alu6?(val21*val13):0.000000000e0f))+(alu8?(val22*val14):0.000000000e0f))+(alu10?(val23*val15):0.000000000e0f)));
-      acc10 = (acc10+((((alu3?(val20*val8):0.000000000e0f)+(alu6?(val21*val9):0.000000000e0f))+(alu8?(val22*val10):0.000000000e0f))+(alu10?(val23*val11):0.000000000e0f)));
-      acc11 = (acc11+((((alu3?(val20*val1):0.000000000e0f)+(alu6?(val21*val3):0.000000000e0f))+(alu8?(val22*val5):0.000000000e0f))+(alu10?(val23*val7):0.000000000e0f)));
-      acc12 = (acc12+((((alu3?(val0*val16):0.000000000e0f)+(alu6?(val2*val17):0.000000000e0f))+(alu8?(val4*val18):0.000000000e0f))+(alu10?(val6*val19):0.000000000e0f)));
-      acc13 = (acc13+((((alu3?(val0*val12):0.000000000e0f)+(alu6?(val2*val13):0.000000000e0f))+(alu8?(val4*val14):0.000000000e0f))+(alu10?(val6*val15):0.000000000e0f)));
-      acc14 = (acc14+((((alu3?(val0*val8):0.000000000e0f)+(alu6?(val2*val9):0.000000000e0f))+(alu8?(val4*val10):0.000000000e0f))+(alu10?(val6*val11):0.000000000e0f)));
-      acc15 = (acc15+((((alu3?(val0*val1):0.000000000e0f)+(alu6?(val2*val3):0.000000000e0f))+(alu8?(val4*val5):0.000000000e0f))+(alu10?(val6*val7):0.000000000e0f)));
+      acc3 = (acc3+((((alu3?val44:0.000000000e0f)+(alu6?val45:0.000000000e0f))+(alu8?val46:0.000000000e0f))+(alu10?val47:0.000000000e0f)));
+      acc4 = (acc4+((((alu3?(val44*val25):0.000000000e0f)+(alu6?(val45*val27):0.000000000e0f))+(alu8?(val46*val29):0.000000000e0f))+(alu10?(val47*val31):0.000000000e0f)));
+      acc5 = (acc5+((((alu3?(val24*val40):0.000000000e0f)+(alu6?(val26*val41):0.000000000e0f))+(alu8?(val28*val42):0.000000000e0f))+(alu10?(val30*val43):0.000000000e0f)));
+      acc6 = (acc6+((((alu3?(val24*val36):0.000000000e0f)+(alu6?(val26*val37):0.000000000e0f))+(alu8?(val28*val38):0.000000000e0f))+(alu10?(val30*val39):0.000000000e0f)));
+      acc7 = (acc7+((((alu3?(val24*val32):0.000000000e0f)+(alu6?(val26*val33):0.000000000e0f))+(alu8?(val28*val34):0.000000000e0f))+(alu10?(val30*val35):0.000000000e0f)));
+      acc8 = (acc8+((((alu3?val24:0.000000000e0f)+(alu6?val26:0.000000000e0f))+(alu8?val28:0.000000000e0f))+(alu10?val30:0.000000000e0f)));
+      acc9 = (acc9+((((alu3?(val24*val25):0.000000000e0f)+(alu6?(val26*val27):0.000000000e0f))+(alu8?(val28*val29):0.000000000e0f))+(alu10?(val30*val31):0.000000000e0f)));
+      acc10 = (acc10+((((alu3?(val20*val16):0.000000000e0f)+(alu6?(val21*val17):0.000000000e0f))+(alu8?(val22*val18):0.000000000e0f))+(alu10?(val23*val19):0.000000000e0f)));
+      acc11 = (acc11+((((alu3?(val20*val12):0.000000000e0f)+(alu6?(val21*val13):0.000000000e0f))+(alu8?(val22*val14):0.000000000e0f))+(alu10?(val23*val15):0.000000000e0f)));
+      acc12 = (acc12+((((alu3?(val20*val8):0.000000000e0f)+(alu6?(val21*val9):0.000000000e0f))+(alu8?(val22*val10):0.000000000e0f))+(alu10?(val23*val11):0.000000000e0f)));
+      acc13 = (acc13+((((alu3?val20:0.000000000e0f)+(alu6?val21:0.000000000e0f))+(alu8?val22:0.000000000e0f))+(alu10?val23:0.000000000e0f)));
+      acc14 = (acc14+((((alu3?(val20*val1):0.000000000e0f)+(alu6?(val21*val3):0.000000000e0f))+(alu8?(val22*val5):0.000000000e0f))+(alu10?(val23*val7):0.000000000e0f)));
+      acc15 = (acc15+((((alu3?(val0*val16):0.000000000e0f)+(alu6?(val2*val17):0.000000000e0f))+(alu8?(val4*val18):0.000000000e0f))+(alu10?(val6*val19):0.000000000e0f)));
+      acc16 = (acc16+((((alu3?(val0*val12):0.000000000e0f)+(alu6?(val2*val13):0.000000000e0f))+(alu8?(val4*val14):0.000000000e0f))+(alu10?(val6*val15):0.000000000e0f)));
+      acc17 = (acc17+((((alu3?(val0*val8):0.000000000e0f)+(alu6?(val2*val9):0.000000000e0f))+(alu8?(val4*val10):0.000000000e0f))+(alu10?(val6*val11):0.000000000e0f)));
+      acc18 = (acc18+((((alu3?val0:0.000000000e0f)+(alu6?val2:0.000000000e0f))+(alu8?val4:0.000000000e0f))+(alu10?val6:0.000000000e0f)));
+      acc19 = (acc19+((((alu3?(val0*val1):0.000000000e0f)+(alu6?(val2*val3):0.000000000e0f))+(alu8?(val4*val5):0.000000000e0f))+(alu10?(val6*val7):0.000000000e0f)));
     }
   }
-  float val48 = data3[0];
-  data0[alu0] = (acc15/val48);
-  data0[(alu0+1)] = (acc14/val48);
-  data0[(alu0+2)] = (acc13/val48);
-  data0[(alu0+3)] = (acc12/val48);
-  float val49 = data3[1];
-  data0[(alu0+8)] = (acc11/val49);
-  data0[(alu0+9)] = (acc10/val49);
-  data0[(alu0+10)] = (acc9/val49);
-  data0[(alu0+11)] = (acc8/val49);
-  float val50 = data3[2];
-  data0[(alu0+16)] = (acc7/val50);
-  data0[(alu0+17)] = (acc6/val50);
-  data0[(alu0+18)] = (acc5/val50);
-  data0[(alu0+19)] = (acc4/val50);
-  float val51 = data3[3];
-  data0[(alu0+24)] = (acc3/val51);
-  data0[(alu0+25)] = (acc2/val51);
-  data0[(alu0+26)] = (acc1/val51);
-  data0[(alu0+27)] = (acc0/val51);
+  data0[alu0] = (acc19/acc18);
+  data0[(alu0+1)] = (acc17/acc18);
+  data0[(alu0+2)] = (acc16/acc18);
+  data0[(alu0+3)] = (acc15/acc18);
+  data0[(alu0+8)] = (acc14/acc13);
+  data0[(alu0+9)] = (acc12/acc13);
+  data0[(alu0+10)] = (acc11/acc13);
+  data0[(alu0+11)] = (acc10/acc13);
+  data0[(alu0+16)] = (acc9/acc8);
+  data0[(alu0+17)] = (acc7/acc8);
+  data0[(alu0+18)] = (acc6/acc8);
+  data0[(alu0+19)] = (acc5/acc8);
+  data0[(alu0+24)] = (acc4/acc3);
+  data0[(alu0+25)] = (acc2/acc3);
+  data0[(alu0+26)] = (acc1/acc3);
+  data0[(alu0+27)] = (acc0/acc3);
 }
 // ---- r_2_1_8
 kernel void r_2_1_8(device float* data0 [[buffer(0)]], device const float* data1 [[buffer(1)]], constant int& pos [[buffer(2)]], uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]], uint3 lsz [[threads_per_threadgroup]]) {
