@@ -35,10 +35,8 @@ fn mergeable_pair(ast: &UOp) -> Option<(UOp, UOp)> {
             }
             // Neither inside the other, and neither's value uses the other's loop variables.
             let (ia, ib) = (&inside[i], &inside[j]);
-            if ia.contains(b) || ib.contains(a) || b.src()[1..].iter().any(|r| ia.contains(r)) {
-                continue;
-            }
-            if a.src()[1..].iter().any(|r| ib.contains(r)) {
+            let uses_other = b.src()[1..].iter().any(|r| ia.contains(r)) || a.src()[1..].iter().any(|r| ib.contains(r));
+            if ia.contains(b) || ib.contains(a) || uses_other {
                 continue;
             }
             // Both inside the same other REDUCEs (so the shared loop has one place).

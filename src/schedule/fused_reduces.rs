@@ -69,8 +69,8 @@ fn loop_device(n: &UOp) -> bool {
 
 /// Whether `n`, a broadcast reduce, stays beside a sibling reduce (module comment): the
 /// elementwise op that takes it (through unary ops and movement ops that only reshape,
-/// broadcast or permute) also takes, through elementwise and movement ops, another reduce over `n`'s input in as
-/// many steps.
+/// broadcast or permute) also takes, through elementwise and movement ops, another reduce over
+/// `n`'s input in as many steps.
 pub(super) fn beside_sibling_reduce(n: &UOp, users: &FxHashMap<UOp, Vec<UOp>>) -> bool {
     if n.op() != Ops::REDUCE_AXIS {
         return false;

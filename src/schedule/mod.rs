@@ -166,9 +166,10 @@ fn find_materialized(outs: &[UOp], topo: &[UOp]) -> FxHashSet<UOp> {
         let shared = n.op() == Ops::REDUCE_AXIS && r == Reach::Many;
         // A row reduce read back along its row runs once per row in its consumer's kernel: its
         // inputs are not recomputed per broadcast element (`fused_reduces`).
-        let row_reduce = flag && n.op() == Ops::REDUCE_AXIS && fused_reduces::hoisted_row_reduce(n, &users, &mat);
-        let fused_reduce = row_reduce || fused_reduces::beside_sibling_reduce(n, &users);
-        if (flag && ((n.op() == Ops::REDUCE_AXIS && !fused_reduce) || expensive() || top_of_tail())) || shared {
+        let broadcast_reduce = flag && n.op() == Ops::REDUCE_AXIS;
+        let row_reduce = broadcast_reduce && fused_reduces::hoisted_row_reduce(n, &users, &mat);
+        let fused_reduce = row_reduce || (broadcast_reduce && fused_reduces::beside_sibling_reduce(n, &users));
+        if (broadcast_reduce && !fused_reduce) || (flag && (expensive() || top_of_tail())) || shared {
             mat.insert(n.clone());
         }
         expanded_above.insert(n.clone(), flag && !row_reduce);

@@ -4,8 +4,8 @@
 //! scalar loops inside the first one's tiles, 5-10x slower than on its own. So when a kernel
 //! would hold several large reduces side by side (neither inside the other), the largest stays
 //! and the others get kernels of their own (except one that shares the kept one's loop: the
-//! same input in as many steps, see `fused_reduces.rs`). So does a large reduce that the kernel reads at
-//! shifted indices as well as in place (each reading would compute it again).
+//! same input in as many steps, see `fused_reduces.rs`). So does a large reduce that the kernel
+//! reads at shifted indices as well as in place (each reading would compute it again).
 
 use super::fused_reduces::shares_loop;
 use super::realized::existing_buffer;
