@@ -4,20 +4,25 @@
 //!
 //!     cargo run --release --example attention
 
+use ferrograd::runtime::get_device;
 use ferrograd::schedule::kernel_count;
 use ferrograd::tensor::AttentionOpts;
 use ferrograd::Tensor;
 use std::time::Instant;
 
-/// Milliseconds per call of `f` (realized), after three warm-up calls.
+/// Milliseconds per call of `f` (realized, and the device waited for: launches on OpenCL or
+/// CUDA are asynchronous), after three warm-up calls.
 fn time_ms(f: &dyn Fn() -> Tensor, calls: usize) -> ferrograd::Result<f64> {
+    let device = get_device(&f().device())?;
     for _ in 0..3 {
         f().realize()?;
     }
+    device.synchronize()?;
     let start = Instant::now();
     for _ in 0..calls {
         f().realize()?;
     }
+    device.synchronize()?;
     Ok(start.elapsed().as_secs_f64() / calls as f64 * 1e3)
 }
 

@@ -535,6 +535,55 @@ fn tensor_elementwise_reduce_matmul_softmax_on_cl() {
     });
 }
 
+/// Attention on a device with work groups is 3 kernels (the scores, each row's max, the weights
+/// recomputed inside their product with the values beside their sum: never written out), for a
+/// LLaMA-3.2-1B prompt and decode step; a small causal GQA call matches f64.
+#[test]
+fn attention_is_3_kernels_on_a_gpu_style_device() {
+    use ferrograd::schedule::kernel_count;
+    use ferrograd::tensor::AttentionOpts;
+    let Some(_) = cl() else { return };
+    with_default_device("CL", || {
+        let opts = AttentionOpts::default().gqa();
+        let rand = |shape: [usize; 4], seed: u64| Tensor::from_vec(data(shape.iter().product(), seed), shape);
+        let (k, v) = (rand([1, 8, 512, 64], 2).realize().unwrap(), rand([1, 8, 512, 64], 3).realize().unwrap());
+        let prompt = rand([1, 32, 512, 64], 1).realize().unwrap();
+        let n = kernel_count(&[prompt.scaled_dot_product_attention(&k, &v, &opts.clone().causal()).uop()]);
+        assert_eq!(n, 3, "a 512-token causal prompt's attention");
+        let step = rand([1, 32, 1, 64], 4).realize().unwrap();
+        let mask = Tensor::arange(512).lt(300).reshape([1, 512]);
+        let n = kernel_count(&[step.scaled_dot_product_attention(&k, &v, &opts.clone().mask(&mask)).uop()]);
+        assert_eq!(n, 3, "a decode step's attention over a 512-slot cache");
+
+        // 4 query heads over 2 key heads, 24 queries, head size 8, causal: against f64.
+        let (hq, hk, l, e) = (4usize, 2usize, 24usize, 8usize);
+        let (xq, xk, xv) = (data(hq * l * e, 5), data(hk * l * e, 6), data(hk * l * e, 7));
+        let q = Tensor::from_vec(xq.clone(), [1, hq, l, e]);
+        let (kt, vt) = (Tensor::from_vec(xk.clone(), [1, hk, l, e]), Tensor::from_vec(xv.clone(), [1, hk, l, e]));
+        let out = q.scaled_dot_product_attention(&kt, &vt, &opts.causal());
+        assert_eq!(kernel_count(&[out.uop()]), 3, "the small causal call");
+        let mut want = vec![0.0f64; hq * l * e];
+        for h in 0..hq {
+            let g = h / (hq / hk);
+            for i in 0..l {
+                let score = |j: usize| {
+                    let dot: f64 =
+                        (0..e).map(|t| xq[(h * l + i) * e + t] as f64 * xk[(g * l + j) * e + t] as f64).sum();
+                    dot / (e as f64).sqrt()
+                };
+                let mx = (0..=i).map(score).fold(f64::NEG_INFINITY, f64::max);
+                let w: Vec<f64> = (0..=i).map(|j| (score(j) - mx).exp()).collect();
+                let z: f64 = w.iter().sum();
+                for t in 0..e {
+                    let pv: f64 = (0..=i).map(|j| w[j] * xv[(g * l + j) * e + t] as f64).sum();
+                    want[(h * l + i) * e + t] = pv / z;
+                }
+            }
+        }
+        close(&out.to_vec::<f32>().unwrap(), &want, "causal attention");
+    });
+}
+
 #[test]
 fn tensor_dtypes_on_cl() {
     let Some(_) = cl() else { return };

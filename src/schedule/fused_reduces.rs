@@ -64,7 +64,13 @@ pub(super) fn hoisted_row_reduce(n: &UOp, users: &FxHashMap<UOp, Vec<UOp>>, mat:
 /// Whether `n`'s device runs a kernel as loops (no work groups): there the reduce is hoisted;
 /// on a GPU every work item would run it again.
 fn loop_device(n: &UOp) -> bool {
-    n.device().and_then(|d| crate::runtime::get_device(d).ok()).is_some_and(|d| !d.renderer().target().has_local)
+    launches_work_groups(n) == Some(false)
+}
+
+/// Whether `n`'s device launches kernels as work groups (a GPU); `None` where it has none or
+/// cannot be opened.
+pub(super) fn launches_work_groups(n: &UOp) -> Option<bool> {
+    n.device().and_then(|d| crate::runtime::get_device(d).ok()).map(|d| d.renderer().target().has_local)
 }
 
 /// Whether `n`, a broadcast reduce, stays beside a sibling reduce (module comment): the

@@ -218,11 +218,15 @@ const NESTED_REDUCE_FEW: usize = 256;
 /// extra kernel would).
 const PADDED_REDUCE_WORK: usize = 1 << 16;
 
-/// What `exp2`, `log2` and `sin` cost in `fused_cost`: each is a polynomial of a dozen or so
-/// operations on the CPU, and a SIMD one only along the kernel's vector axis. So softmax's
-/// weights (`exp(x - max) / sum`) are computed once, vectorized along the keys, before the
-/// matmul with the values, not inside it as scalars.
+/// What `exp2`, `log2` and `sin` cost in `fused_cost` on a device whose kernels are loops (a
+/// CPU): each is a polynomial of a dozen or so operations, and a SIMD one only along the kernel's
+/// vector axis. So there softmax's weights (`exp(x - max) / sum`) are computed once, vectorized
+/// along the keys, before the matmul with the values, not inside it as scalars.
 const TRANSCENDENTAL_COST: usize = 8;
+/// The same on a device with work groups (a GPU): one special-function instruction issued beside
+/// the ALU work. There the weights are recomputed inside the matmul with the values rather than
+/// written out and read back (attention in 3 kernels: scores, row max, weights @ values).
+const GPU_TRANSCENDENTAL_COST: usize = 2;
 
 /// The work of computing `n` inside a kernel: its ALU ops and reads down to materialized nodes,
 /// each node counted once; stops counting at `limit`. Returns 0 when it reads fewer than two
@@ -231,6 +235,8 @@ fn fused_cost(n: &UOp, mat: &FxHashSet<UOp>, limit: usize) -> usize {
     let mut seen: FxHashSet<UOp> = FxHashSet::default();
     let mut stack = vec![n.clone()];
     let (mut cost, mut reads) = (0, 0);
+    let gpu = fused_reduces::launches_work_groups(n) == Some(true);
+    let transcendental = if gpu { GPU_TRANSCENDENTAL_COST } else { TRANSCENDENTAL_COST };
     while let Some(x) = stack.pop() {
         if (cost >= limit && reads >= 2) || !seen.insert(x.clone()) {
             continue;
@@ -241,7 +247,7 @@ fn fused_cost(n: &UOp, mat: &FxHashSet<UOp>, limit: usize) -> usize {
             continue;
         }
         if matches!(x.op(), Ops::EXP2 | Ops::LOG2 | Ops::SIN) {
-            cost += TRANSCENDENTAL_COST;
+            cost += transcendental;
         } else if x.op().is_alu() {
             cost += 1;
         }

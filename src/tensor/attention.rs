@@ -85,8 +85,10 @@ impl Tensor {
         let dev = q.device();
         if let (true, Some(s)) = (opts.is_causal, s_const) {
             let (i, j) = (Tensor::iota(l, DType::I32, &dev), Tensor::iota(s, DType::I32, &dev));
-            let allowed = j.reshape([1, s]).le(i.reshape([l, 1]));
-            scores = allowed.where_(&scores, f64::NEG_INFINITY);
+            // One comparison per score (`j <= i` would be two and an `or`): the weights'
+            // recompute cost decides whether they are materialized (`schedule::fused_cost`).
+            let future = i.reshape([l, 1]).lt(j.reshape([1, s]));
+            scores = scores.masked_fill(&future, f64::NEG_INFINITY);
         }
         if let Some(mask) = &opts.mask {
             scores = if mask.dtype().is_bool() {
