@@ -68,16 +68,7 @@ impl Known {
     }
 }
 
-pub const KNOWN_FAILURES: &[Known] = &[
-    // The divisor n - 1 = 0 is a literal: lavapipe folds 0 / 0 to 0 even marked exact (as it
-    // folds `x * 0.0`), where IEEE gives NaN.
-    Known {
-        group: "reduce_ext",
-        case: "var_single_element",
-        devices: &["WEBGPU"],
-        bug: "lavapipe folds 0 / literal 0",
-    },
-];
+pub const KNOWN_FAILURES: &[Known] = &[];
 
 /// Cases not run on a device (a dtype the device lacks, say): reported as skipped. `case` "*"
 /// skips the whole group on that device.

@@ -35,6 +35,18 @@ impl Renderer for WgslRenderer {
     }
 }
 
+/// `v` as a WGSL literal, except an f32 zero, infinity or NaN, which is made at run time from its
+/// bits plus `fg_zero`: Mesa's lavapipe folds `x * 0.0` to 0 and `x / 0.0` wrongly even for
+/// operations marked exact, where IEEE arithmetic gives NaN for an infinite or zero `x`.
+fn opaque_literal(v: ConstValue, dt: DType) -> String {
+    let f = v.as_f64() as f32;
+    if dt.scalar == Scalar::F32 && (f == 0.0 || !f.is_finite()) {
+        format!("bitcast<f32>({}u + fg_zero)", f.to_bits())
+    } else {
+        wgsl_literal(v, dt)
+    }
+}
+
 /// Why a kernel cannot be rendered for WGSL on a device without the named extensions, or
 /// `None`: the first op whose dtype needs `i64`/`u64` (without `int64`) or `f64` (without
 /// `f64`), that is an f64 transcendental (32-bit only in SPIR-V), or has no WGSL form (vectors).
@@ -272,6 +284,8 @@ impl<'a> Walk<'a> {
         }
         self.line("let fg_group = wid.x + wid.y * nwg.x;");
         self.line("if (fg_group >= fg_groups) { return; }");
+        // A zero the driver's compiler cannot see (the device dispatches one layer of groups).
+        self.line("let fg_zero: u32 = nwg.z - 1u;");
         let mut var_k = 0;
         let uops = self.uops;
         for u in uops {
@@ -287,7 +301,7 @@ impl<'a> Walk<'a> {
                 }
                 Ops::CONST => {
                     let c = u.const_value().expect("CONST without value");
-                    self.bind(u, wgsl_literal(c, u.dtype()));
+                    self.bind(u, opaque_literal(c, u.dtype()));
                 }
                 Ops::SPECIAL => {
                     let Arg::Special(kind, _) = u.arg() else { unreachable!() };
