@@ -208,3 +208,40 @@ fn a_row_max_read_back_along_its_row_is_one_kernel_on_a_cpu() {
         assert!((*g as f64 - want).abs() <= 1e-6, "[{}]: {g} vs {want}", i);
     }
 }
+
+/// A padded operand that a reduce reads many times per element is copied padded first on a CPU
+/// (`schedule/padded_inputs.rs`), so the convolution's loads of it are not gated: a 5×5
+/// convolution with padding 2 takes one kernel more than the same convolution of an input
+/// padded beforehand, and its value is the f64 one (checked at a spread of outputs).
+#[test]
+fn a_padded_convolution_input_is_copied_padded_first_on_a_cpu() {
+    let (x, w) = (param(&[8, 16, 24, 24], 41).detach().realize().unwrap(), param(&[32, 16, 5, 5], 42).detach());
+    let w = w.realize().unwrap();
+    let y = x.conv2d(&w, None, &ConvOpts::default().padding(2));
+    let prepadded = x.pad_constant(&[(0, 0), (0, 0), (2, 2), (2, 2)], 0.0).realize().unwrap();
+    let plain = prepadded.conv2d(&w, None, &ConvOpts::default());
+    let work_groups = ferrograd::runtime::get_device(&x.device()).unwrap().renderer().target().has_local;
+    let (n, n_plain) = (kernel_count(&[y.uop()]), kernel_count(&[plain.uop()]));
+    assert_eq!(n, n_plain + usize::from(!work_groups), "the padded input copied first ({n} vs {n_plain} kernels)");
+    let (xv, wv, got) = (x.to_vec::<f32>().unwrap(), w.to_vec::<f32>().unwrap(), y.to_vec::<f32>().unwrap());
+    for i in (0..got.len()).step_by(97) {
+        let (b, co, oy, ox) = (i / (32 * 576), i / 576 % 32, i / 24 % 24, i % 24);
+        let mut want = 0.0f64;
+        for ci in 0..16 {
+            for ky in 0..5 {
+                for kx in 0..5 {
+                    let (iy, ix) = (oy + ky, ox + kx);
+                    if (2..26).contains(&iy) && (2..26).contains(&ix) {
+                        let xi = ((b * 16 + ci) * 24 + iy - 2) * 24 + ix - 2;
+                        want += xv[xi] as f64 * wv[((co * 16 + ci) * 5 + ky) * 5 + kx] as f64;
+                    }
+                }
+            }
+        }
+        assert!(
+            (got[i] as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
+            "[{b}, {co}, {oy}, {ox}]: {} vs {want}",
+            got[i]
+        );
+    }
+}

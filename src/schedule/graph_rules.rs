@@ -4,9 +4,11 @@
 //! - `strip_detach`: DETACH only matters to autograd; inside `no_grad` every tensor is one, and
 //!   left in place they would hide the patterns the other rules look for;
 //! - `split_reduce`: a long reduce runs as two kernels;
-//! - `pack_panels`: the right operand of a large matmul on a SIMD CPU is copied into panels.
+//! - `pack_panels`: the right operand of a large matmul on a SIMD CPU is copied into panels;
+//! - `copy_padded_inputs`: a padded operand a reduce reads many times is copied padded first.
 
 use super::pack_panels::pack_panels;
+use super::padded_inputs::copy_padded_inputs;
 use super::realized::existing_buffer;
 use super::split_reduce::split_reduce;
 use crate::uop::node::toposort_many;
@@ -19,6 +21,7 @@ pub const GRAPH_RULES: &[GraphRule] = &[
     ("strip_detach", strip_detach),
     ("split_reduce", |n| numeric_shapes(n).then(|| split_reduce(n)).flatten()),
     ("pack_panels", |n| numeric_shapes(n).then(|| pack_panels(n)).flatten()),
+    ("copy_padded_inputs", |n| numeric_shapes(n).then(|| copy_padded_inputs(n)).flatten()),
 ];
 
 /// Whether a node and its sources have shapes of numbers: the layout rules reshape axes,

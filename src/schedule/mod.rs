@@ -13,6 +13,7 @@ mod graph_log;
 pub(crate) mod graph_rules;
 pub(crate) mod multi;
 mod pack_panels;
+mod padded_inputs;
 pub(crate) mod rangeify;
 pub(crate) mod realized;
 mod sibling_reduces;
