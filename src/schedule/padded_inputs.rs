@@ -7,7 +7,6 @@
 //! 68%. The copy is one pass over the padded tensor.
 
 use super::fused_reduces::launches_work_groups;
-use super::is_padding;
 use super::realized::existing_buffer;
 use crate::uop::{Arg, FxHashMap, FxHashSet, Ops, UOp};
 
@@ -30,7 +29,8 @@ pub(crate) fn copy_padded_inputs(n: &UOp) -> Option<UOp> {
         if !seen.insert(x.clone()) || existing_buffer(&x).is_some() {
             continue;
         }
-        if is_padding(&x) && worth_copying(&x, work) {
+        let padding = x.op() == Ops::PAD && x.src()[0].shape() != x.shape();
+        if padding && worth_copying(&x, work) {
             copies.insert(x.clone(), UOp::new(Ops::CONTIGUOUS, x.dtype(), vec![x.clone()], Arg::None));
         } else if x.op().is_movement() || x.op().is_alu() || x.op() == Ops::CAST {
             stack.extend(x.src().iter().cloned());
