@@ -236,8 +236,15 @@ fn fused_cost(n: &UOp, mat: &FxHashSet<UOp>, limit: usize) -> usize {
     let mut seen: FxHashSet<UOp> = FxHashSet::default();
     let mut stack = vec![n.clone()];
     let (mut cost, mut reads) = (0, 0);
-    let gpu = fused_reduces::launches_work_groups(n) == Some(true);
-    let transcendental = if gpu { GPU_TRANSCENDENTAL_COST } else { TRANSCENDENTAL_COST };
+    // The device is looked up only for a graph that has a transcendental.
+    let transcendental = || {
+        let gpu = fused_reduces::launches_work_groups(n) == Some(true);
+        if gpu {
+            GPU_TRANSCENDENTAL_COST
+        } else {
+            TRANSCENDENTAL_COST
+        }
+    };
     while let Some(x) = stack.pop() {
         if (cost >= limit && reads >= 2) || !seen.insert(x.clone()) {
             continue;
@@ -248,7 +255,7 @@ fn fused_cost(n: &UOp, mat: &FxHashSet<UOp>, limit: usize) -> usize {
             continue;
         }
         if matches!(x.op(), Ops::EXP2 | Ops::LOG2 | Ops::SIN) {
-            cost += transcendental;
+            cost += transcendental();
         } else if x.op().is_alu() {
             cost += 1;
         }

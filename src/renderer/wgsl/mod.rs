@@ -39,11 +39,11 @@ impl Renderer for WgslRenderer {
 /// bits plus `fg_zero`: Mesa's lavapipe folds `x * 0.0` to 0 and `x / 0.0` wrongly even for
 /// operations marked exact, where IEEE arithmetic gives NaN for an infinite or zero `x`.
 fn opaque_literal(v: ConstValue, dt: DType) -> String {
-    let f = v.as_f64() as f32;
-    if dt.scalar == Scalar::F32 && (f == 0.0 || !f.is_finite()) {
-        format!("bitcast<f32>({}u + fg_zero)", f.to_bits())
-    } else {
-        wgsl_literal(v, dt)
+    match v.as_f64() as f32 {
+        f if dt.scalar == Scalar::F32 && (f == 0.0 || !f.is_finite()) => {
+            format!("bitcast<f32>({}u + fg_zero)", f.to_bits())
+        }
+        _ => wgsl_literal(v, dt),
     }
 }
 
